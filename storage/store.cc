@@ -1,0 +1,277 @@
+#include "storage/store.h"
+
+#include <rocksdb/options.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "codec/commit.h"
+#include "storage/store_impl.h"
+
+namespace aweft::storage {
+
+using codec::Reason;
+using codec::Refusal;
+
+namespace {
+
+// Refuses a directory that is not a store of this format version. Opens it
+// read-only, so nothing is written, and reads only the version key (and, if
+// that is missing, whether there is any key at all).
+Result<void> CheckVersion(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(path, error) || fs::is_empty(path, error)) return {};
+  if (!fs::exists(fs::path(path) / "CURRENT", error)) {
+    return Refusal{Reason::kUnknownVersion,
+                   "data directory " + path + " is not empty and holds no aweft store"};
+  }
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status status = rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, &raw);
+  if (!status.ok()) throw Failure("opening " + path + " to read its version: " + status.ToString());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::string version;
+  status = db->Get(rocksdb::ReadOptions(), format::VersionKey(), &version);
+  if (status.ok()) {
+    if (version.size() == 4 && format::GetFixed32(version) == format::kVersion) return {};
+    const std::string found =
+        version.size() == 4 ? std::to_string(format::GetFixed32(version)) : "unreadable";
+    return Refusal{Reason::kUnknownVersion,
+                   "data directory " + path + " is in storage format version " + found +
+                       "; this node reads version " + std::to_string(format::kVersion)};
+  }
+  if (!status.IsNotFound()) throw Failure("reading the version of " + path + ": " + status.ToString());
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  it->SeekToFirst();
+  if (!it->status().ok()) throw Failure("reading " + path + ": " + it->status().ToString());
+  if (it->Valid()) {
+    return Refusal{Reason::kUnknownVersion, "data directory " + path +
+                                                " holds a RocksDB database with no aweft "
+                                                "storage format version"};
+  }
+  return {};
+}
+
+rocksdb::WriteOptions WriteOptionsFor(Durability durability) {
+  rocksdb::WriteOptions options;
+  options.sync = durability == Durability::kSync;
+  options.disableWAL = durability == Durability::kNone;
+  return options;
+}
+
+uint64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string Named(std::string_view name, const std::string& detail) {
+  return "document '" + std::string(name) + "': " + detail;
+}
+
+// --- Impl: the disk
+
+void Store::Impl::CheckLatch() const {
+  if (failure) throw Failure(*failure);
+}
+
+void Store::Impl::Check(const rocksdb::Status& status) {
+  if (status.ok()) return;
+  failure = "storage failed: " + status.ToString();
+  throw Failure(*failure);
+}
+
+void Store::Impl::Write(rocksdb::WriteBatch& batch) {
+  CheckLatch();
+  Check(db->Write(write_options, &batch));
+}
+
+std::optional<std::string> Store::Impl::Get(const std::string& key) {
+  CheckLatch();
+  std::string value;
+  rocksdb::Status status = db->Get(rocksdb::ReadOptions(), key, &value);
+  if (status.IsNotFound()) return std::nullopt;
+  Check(status);
+  return value;
+}
+
+// --- Impl: watching and group commit
+
+void Store::Impl::OnCommit(Loaded& document, const Commit& commit) {
+  CheckLatch();
+  std::string bytes;
+  if (auto encoded = codec::EncodeCommit(commit, bytes); !encoded) {
+    // The document validated this commit; failing here is a bug, and the
+    // commit cannot be stored: stop rather than lose it.
+    failure = Named(document.name, "a commit has no encoding: " + encoded.error().ToString());
+    throw Failure(*failure);
+  }
+  // Invariant: seqs are assigned in delivery order, which is the order the
+  // document applied the commits in (sync::Document delivers FIFO).
+  const uint64_t seq = ++document.head.head;
+  pending.Put(format::LogKey(document.meta.number, seq), bytes);
+  ++document.commits_since_snapshot;
+  document.bytes_since_snapshot += bytes.size();
+  if (!document.dirty) {
+    document.dirty = true;
+    dirty.push_back(&document);
+  }
+  if (options.sync_every_commit) Sync();
+}
+
+std::vector<Store::Loaded*> Store::Impl::Flush() {
+  CheckLatch();
+  if (dirty.empty()) return {};
+  for (Loaded* document : dirty) {
+    pending.Put(format::HeadKey(document->meta.number), format::EncodeHead(document->head));
+  }
+  Write(pending);  // One batch, one sync, for every document: group commit.
+  pending.Clear();
+  std::vector<Loaded*> written;
+  written.swap(dirty);
+  for (Loaded* document : written) document->dirty = false;
+  return written;
+}
+
+bool Store::Impl::SnapshotDue(const Loaded& document) const {
+  const uint64_t commits = options.snapshot_every_commits;
+  const uint64_t bytes = options.snapshot_every_bytes;
+  return (commits > 0 && document.commits_since_snapshot >= commits) ||
+         (bytes > 0 && document.bytes_since_snapshot >= bytes);
+}
+
+void Store::Impl::Sync() {
+  for (Loaded* document : Flush()) {
+    if (!SnapshotDue(*document)) continue;
+    // A stored log that no longer replays means the disk returned other
+    // bytes than were written, or a bug: stop, loudly.
+    if (auto written = WriteSnapshot(document->name, document->meta, document->head);
+        !written) {
+      failure = "cannot take a snapshot: " + written.error().ToString();
+      throw Failure(*failure);
+    }
+    document->commits_since_snapshot = 0;
+    document->bytes_since_snapshot = 0;
+  }
+}
+
+// --- Store
+
+Result<Store> Store::Open(const std::string& path, const Options& options) {
+  if (auto checked = CheckVersion(path); !checked) return checked.error();
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status status = rocksdb::DB::Open(db_options, path, &raw);
+  if (!status.ok()) throw Failure("opening store " + path + ": " + status.ToString());
+  auto impl = std::make_unique<Impl>();
+  impl->db.reset(raw);
+  impl->options = options;
+  impl->write_options = WriteOptionsFor(options.durability);
+
+  if (!impl->Get(format::VersionKey())) {  // A new store: CheckVersion saw no key.
+    rocksdb::WriteBatch batch;
+    std::string version;
+    format::PutFixed32(version, format::kVersion);
+    batch.Put(format::VersionKey(), version);
+    std::string next;
+    format::PutFixed64(next, 1);
+    batch.Put(format::NextNumberKey(), next);
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    impl->Check(impl->db->Write(sync, &batch));
+  }
+  std::optional<std::string> next = impl->Get(format::NextNumberKey());
+  if (!next || next->size() != 8) throw Failure("store " + path + ": its next document number is damaged");
+  impl->next_number = format::GetFixed64(*next);
+  return Store(std::move(impl));
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+
+Store::~Store() {
+  if (!impl_) return;
+  try {
+    if (!impl_->failure) {
+      impl_->Flush();
+      // Without a WAL, only a flushed memtable is on disk.
+      if (impl_->options.durability == Durability::kNone) {
+        impl_->Check(impl_->db->Flush(rocksdb::FlushOptions()));
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "storage: closing the store: " << e.what() << "\n";
+  }
+  impl_->loaded.clear();
+}
+
+Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_new) {
+  impl_->CheckLatch();
+  if (auto checked = format::CheckName(name); !checked) return checked.error();
+  if (Loaded* open = impl_->FindLoaded(name)) return open->document.get();
+  Result<std::optional<Stored>> found = impl_->Find(name);
+  if (!found) return found.error();
+
+  auto document = std::make_unique<Loaded>();
+  document->name = std::string(name);
+  if (*found) {
+    Replayed replayed;
+    auto loaded = impl_->Load(name, **found, (*found)->head.head, &replayed);
+    if (!loaded) return loaded.error();
+    document->meta = (*found)->meta;
+    document->head = (*found)->head;
+    document->document = std::move(*loaded);
+    document->commits_since_snapshot = replayed.commits;
+    document->bytes_since_snapshot = replayed.bytes;
+  } else {
+    // Stored at once, so that a reopen finds the same root.
+    impl_->Flush();
+    document->document = std::make_unique<sync::Document>(kind_if_new);
+    document->meta = {impl_->next_number, document->document->root().id(), kind_if_new, NowMs()};
+    rocksdb::WriteBatch batch;
+    std::string next;
+    format::PutFixed64(next, impl_->next_number + 1);
+    batch.Put(format::NextNumberKey(), next);
+    batch.Put(format::MetaKey(name), format::EncodeMeta(document->meta));
+    batch.Put(format::HeadKey(document->meta.number), format::EncodeHead({}));
+    impl_->Write(batch);
+    ++impl_->next_number;
+  }
+  Loaded* raw = document.get();
+  raw->watch = raw->document->Watch(
+      [impl = impl_.get(), raw](const sync::Change& change) { impl->OnCommit(*raw, change.commit); });
+  impl_->loaded.emplace(raw->name, std::move(document));
+  return raw->document.get();
+}
+
+void Store::CloseDocument(std::string_view name) {
+  impl_->Sync();
+  impl_->Unload(name);
+}
+
+void Store::Sync() { impl_->Sync(); }
+
+Result<void> Store::Snapshot(std::string_view name) {
+  impl_->Sync();
+  Result<std::optional<Stored>> found = impl_->Find(name);
+  if (!found) return found.error();
+  if (!*found) return Refusal{Reason::kNoDocument, Named(name, "there is no such document")};
+  Loaded* open = impl_->FindLoaded(name);
+  format::Head& head = open ? open->head : (*found)->head;
+  if (auto written = impl_->WriteSnapshot(name, (*found)->meta, head); !written) return written;
+  if (open) open->commits_since_snapshot = open->bytes_since_snapshot = 0;
+  return {};
+}
+
+void Store::Compact() {
+  impl_->CheckLatch();
+  rocksdb::CompactRangeOptions options;
+  options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  impl_->Check(impl_->db->CompactRange(options, nullptr, nullptr));
+}
+
+}  // namespace aweft::storage

@@ -1,0 +1,185 @@
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "codec/result.h"
+#include "codec/value.h"
+#include "sync/document.h"
+#include "sync/snapshot.h"
+
+namespace aweft::storage {
+
+using codec::Commit;
+using codec::Id;
+using codec::Kind;
+using codec::Result;
+
+// Thrown when the disk fails us (an I/O error, no space, a failed sync). The
+// node cannot go on safely: main() logs it and exits non-zero. After one is
+// thrown the store is latched: every later call throws it again.
+class Failure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// When a commit counts as stored (docs/storage.md, "Durability").
+enum class Durability {
+  // The commit is in the write-ahead log and the log is fsynced: it survives
+  // a process crash, an OS crash and a power loss.
+  kSync,
+  // The commit is in the write-ahead log, not fsynced: it survives a process
+  // crash; an OS crash or power loss may lose the newest commits.
+  kWal,
+  // No write-ahead log: a crash of any kind may lose every commit since
+  // RocksDB last flushed its memtable. A clean close loses nothing.
+  kNone,
+};
+
+struct Options {
+  // Default: Durability::kSync.
+  Durability durability = Durability::kSync;
+
+  // Sync() after every commit, from inside the store's watcher, so that a
+  // write returns only once it is stored. The node turns this off and calls
+  // Sync() once per turn of its loop instead (group commit).
+  // Default: true.
+  bool sync_every_commit = true;
+
+  // A snapshot is written once this many commits, or this many bytes of
+  // log, have accumulated since the last one. 0 turns that trigger off.
+  // Default: 10000 commits, 8 MiB.
+  uint64_t snapshot_every_commits = 10000;
+  uint64_t snapshot_every_bytes = 8 << 20;
+
+  // Commits of log kept below the newest snapshot, for Since() and StateAt();
+  // older entries are dropped when a snapshot is written.
+  // Default: 10000.
+  uint64_t history_commits = 10000;
+
+  // zstd level for snapshots (1 fastest .. 19 smallest).
+  // Default: 3.
+  int snapshot_compression_level = 3;
+};
+
+// What the admin endpoint shows about one stored document.
+struct DocumentInfo {
+  std::string name;
+  Id root;
+  Kind kind = Kind::kObject;
+  uint64_t head = 0;              // The newest commit's seq (0: none yet).
+  uint64_t snapshot = 0;          // The newest snapshot's seq (0: none).
+  uint64_t floor = 0;             // Since(seq) reaches back to seq == floor.
+  uint64_t created_ms = 0;        // Unix time of creation, milliseconds.
+  uint64_t approximate_bytes = 0; // Log and snapshots on disk, roughly.
+  uint64_t snapshot_bytes = 0;    // The newest snapshot's stored size.
+  bool loaded = false;            // Open in this store now.
+  size_t observables = 0;         // When loaded: observables, root included.
+};
+
+// One entry of a document's history.
+struct Entry {
+  uint64_t seq;
+  Commit commit;
+};
+
+// Many documents, by name, in one RocksDB database, each held as a commit
+// log plus snapshots (docs/storage.md). The store owns the documents it
+// opens and watches each: every commit one takes part in, local or applied,
+// is appended to its log under the next seq, once, in order.
+//
+// Refusals (Result) are for what a caller or a peer got wrong: a bad name, a
+// missing document, history that no longer reaches, a damaged document.
+// A disk failure throws Failure and latches the store.
+//
+// Not thread-safe: use the store and its documents from one thread. Movable,
+// not copyable; Document pointers stay valid across a move.
+class Store {
+ public:
+  // Opens the store in directory `path`, creating it if missing or empty.
+  // Refuses with unknown-version a directory written in another format
+  // version, or holding something else, before reading or writing anything
+  // more. Throws Failure for an I/O error (or a directory in use).
+  static Result<Store> Open(const std::string& path, const Options& options = {});
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  // Syncs what is pending (call Sync() first to hear of a failure: the
+  // destructor only logs it), then closes every document.
+  ~Store();
+
+  // The document `name`: the open one if it is open; else the stored one,
+  // loaded from its newest snapshot and the log after it, with the same ids
+  // and positions; else a new one with a fresh root of `kind_if_new`, stored
+  // at once. The store owns it; the pointer is valid until CloseDocument(),
+  // Remove() or the store's end. Refuses invalid-name, and corrupt (naming
+  // the document and the seq) when its snapshot or log cannot be read; other
+  // documents are not affected.
+  Result<sync::Document*> OpenDocument(std::string_view name, Kind kind_if_new = Kind::kObject);
+
+  // Syncs `name`'s pending commits, stops watching it and frees it. Nothing
+  // if it is not open. REQUIRES: not called from a watcher of that document.
+  void CloseDocument(std::string_view name);
+
+  // Writes every pending commit of every document in one atomic batch and
+  // returns once it is stored as `durability` says (one fsync for all under
+  // kSync); then writes the snapshots that are due. Throws Failure if the
+  // disk fails, and nothing pending is then reported as stored.
+  void Sync();
+
+  // Writes a snapshot of `name` at its head now (after syncing), then drops
+  // the log below the retained history. Nothing if the newest snapshot is at
+  // the head already. Refuses no-document, corrupt.
+  Result<void> Snapshot(std::string_view name);
+
+  // The commits after `seq`, oldest first, at most `limit` of them. Empty
+  // when `seq` is at or past the head. Refuses truncated when the log no
+  // longer reaches back to seq + 1, no-document, corrupt.
+  Result<std::vector<Entry>> Since(std::string_view name, uint64_t seq,
+                                   size_t limit = std::numeric_limits<size_t>::max());
+
+  // The document's state right after commit `seq` (0: the empty root).
+  // Refuses truncated when no snapshot and log reach back that far,
+  // no-document (also for a seq past the head), corrupt.
+  Result<sync::Snapshot> StateAt(std::string_view name, uint64_t seq);
+
+  // The newest seq of `name` (pending commits included); 0 if none or no
+  // such document.
+  uint64_t Head(std::string_view name);
+
+  // One document's figures; nullopt if there is no such document.
+  std::optional<DocumentInfo> Info(std::string_view name);
+
+  // Stored documents whose names start with `prefix` and sort after `after`,
+  // in name order (bytewise), at most `limit`.
+  std::vector<DocumentInfo> List(std::string_view prefix = {}, std::string_view after = {},
+                                 size_t limit = std::numeric_limits<size_t>::max());
+
+  // Deletes `name` with its log and snapshots, closing it first if open (its
+  // Document pointer dies). Refuses no-document.
+  Result<void> Remove(std::string_view name);
+
+  // Gives document `from` the name `to`; an open document stays open, the
+  // same object. Refuses no-document, and invalid-name for a bad `to` or one
+  // already taken.
+  Result<void> Rename(std::string_view from, std::string_view to);
+
+  // Compacts the whole database, reclaiming what dropped history held.
+  void Compact();
+
+ private:
+  struct Impl;
+  struct Loaded;
+  explicit Store(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace aweft::storage

@@ -1,0 +1,96 @@
+#pragma once
+
+// The Store's hidden half, shared by store.cc (opening, watching, syncing),
+// recovery.cc (loading and snapshots) and history.cc (queries, remove,
+// rename). Internal to storage/.
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/format.h"
+#include "storage/store.h"
+
+namespace aweft::storage {
+
+// An open document and where its log stands.
+struct Store::Loaded {
+  std::string name;
+  format::Meta meta;
+  format::Head head;  // In memory: pending commits included.
+  uint64_t commits_since_snapshot = 0;
+  uint64_t bytes_since_snapshot = 0;
+  std::unique_ptr<sync::Document> document;
+  uint64_t watch = 0;
+  bool dirty = false;  // Has commits in `pending`.
+};
+
+// A document's stored description: meta and head.
+struct Stored {
+  format::Meta meta;
+  format::Head head;
+};
+
+// What replaying a log found, for the snapshot triggers.
+struct Replayed {
+  uint64_t commits = 0;
+  uint64_t bytes = 0;
+};
+
+struct Store::Impl {
+  Options options;
+  std::unique_ptr<rocksdb::DB> db;
+  rocksdb::WriteOptions write_options;
+  std::map<std::string, std::unique_ptr<Loaded>, std::less<>> loaded;
+
+  // Commits not yet written: log entries only; Flush() adds the heads.
+  rocksdb::WriteBatch pending;
+  std::vector<Loaded*> dirty;  // Each at most once.
+  uint64_t next_number = 1;
+  std::optional<std::string> failure;  // Set once the disk failed us.
+
+  // Throws the latched Failure, if any.
+  void CheckLatch() const;
+  // Throws Failure (and latches it) unless `status` is ok.
+  void Check(const rocksdb::Status& status);
+  // Writes `batch` as the durability mode says, or throws Failure.
+  void Write(rocksdb::WriteBatch& batch);
+  // The value under `key`, or nullopt.
+  std::optional<std::string> Get(const std::string& key);
+
+  // --- store.cc
+  void OnCommit(Loaded& document, const Commit& commit);
+  // Writes the pending commits and heads; returns the documents written.
+  std::vector<Loaded*> Flush();
+  void Sync();
+  bool SnapshotDue(const Loaded& document) const;
+
+  // --- recovery.cc
+  // Rebuilds `name` as it was right after commit `up_to`: the newest
+  // snapshot at or below it, then the log after that. Refuses corrupt (a
+  // damaged snapshot or entry, a gap) and truncated (history gone).
+  Result<std::unique_ptr<sync::Document>> Load(std::string_view name, const Stored& stored,
+                                               uint64_t up_to, Replayed* replayed);
+  // Writes the snapshot of `name` at its head and drops history below the
+  // window, updating `head`. REQUIRES: nothing of it pending.
+  Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta,
+                             format::Head& head);
+
+  // --- history.cc
+  // `name`'s meta and head (the open document's, if open); nullopt if there
+  // is no such document; corrupt if they do not decode.
+  Result<std::optional<Stored>> Find(std::string_view name);
+  Loaded* FindLoaded(std::string_view name);
+  void Unload(std::string_view name);
+};
+
+// "document 'name': detail", the start of every corrupt refusal.
+std::string Named(std::string_view name, const std::string& detail);
+
+}  // namespace aweft::storage

@@ -1,0 +1,112 @@
+#include "sync/channel.h"
+
+namespace aweft::sync {
+
+size_t ManualScheduler::RunUntilIdle() {
+  size_t ran = 0;
+  while (!queue_.empty()) {
+    auto work = std::move(queue_.front());
+    queue_.pop_front();
+    work();
+    ++ran;
+  }
+  return ran;
+}
+
+ChannelBase::ChannelBase(Scheduler& scheduler)
+    : scheduler_(scheduler), self_(std::make_shared<ChannelBase*>(this)) {}
+
+ChannelBase::~ChannelBase() { *self_ = nullptr; }
+
+uint64_t ChannelBase::Receive(Receiver fn) {
+  receivers_.emplace(next_, std::move(fn));
+  return next_++;
+}
+
+uint64_t ChannelBase::Closed(Listener fn) {
+  const uint64_t handle = next_++;
+  if (closing_) {  // Late subscriber: told on a later turn.
+    std::weak_ptr<ChannelBase*> self = self_;
+    scheduler_.Post([self, fn = std::move(fn)] {
+      if (auto alive = self.lock(); alive && *alive) fn();
+    });
+    return handle;
+  }
+  listeners_.emplace(handle, std::move(fn));
+  return handle;
+}
+
+void ChannelBase::Unsubscribe(uint64_t handle) {
+  receivers_.erase(handle);
+  listeners_.erase(handle);
+}
+
+void ChannelBase::Deliver(codec::Frame frame) {
+  std::weak_ptr<ChannelBase*> self = self_;
+  scheduler_.Post([self, frame = std::move(frame)] {
+    auto alive = self.lock();
+    if (!alive || !*alive || (*alive)->ended_) return;
+    ChannelBase& channel = **alive;
+    // A receiver may unsubscribe others (or itself) while we walk.
+    for (uint64_t handle = 0;;) {
+      auto it = channel.receivers_.upper_bound(handle);
+      if (it == channel.receivers_.end()) break;
+      handle = it->first;
+      Receiver fn = it->second;
+      fn(frame);
+      if (!self.lock() || !*self.lock() || channel.ended_) break;
+    }
+  });
+}
+
+void ChannelBase::End() {
+  if (closing_) return;
+  closing_ = true;
+  // Frames already on their way are delivered first, then the end.
+  std::weak_ptr<ChannelBase*> self = self_;
+  scheduler_.Post([self] {
+    auto alive = self.lock();
+    if (!alive || !*alive) return;
+    (*alive)->ended_ = true;
+    auto listeners = std::move((*alive)->listeners_);
+    (*alive)->listeners_.clear();
+    for (auto& [handle, fn] : listeners) fn();
+  });
+}
+
+namespace {
+
+// One end of an in-process pair. Both ends share the pair's state, so either
+// may be destroyed first.
+class InProcessChannel : public ChannelBase {
+ public:
+  explicit InProcessChannel(Scheduler& scheduler) : ChannelBase(scheduler) {}
+  ~InProcessChannel() override {
+    if (peer_) peer_->peer_ = nullptr;
+  }
+
+  void Send(const codec::Frame& frame) override {
+    if (ended() || !peer_) return;
+    peer_->Deliver(frame);
+  }
+  void Close() override {
+    if (ended()) return;
+    End();
+    if (peer_) peer_->End();
+  }
+
+  InProcessChannel* peer_ = nullptr;
+};
+
+}  // namespace
+
+std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> InProcessPair(
+    Scheduler& scheduler) {
+  auto a = std::make_unique<InProcessChannel>(scheduler);
+  auto b = std::make_unique<InProcessChannel>(scheduler);
+  a->peer_ = b.get();
+  b->peer_ = a.get();
+  return {std::move(a), std::move(b)};
+}
+
+}  // namespace aweft::sync

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "codec/frame.h"
+
+namespace aweft::sync {
+
+// Runs work later, on the thread (or strand) that owns the documents: the C++
+// counterpart of the reference's microtask. Everything posted runs in order.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual void Post(std::function<void()> work) = 0;
+};
+
+// A Scheduler run by hand: tests and single-threaded embedders call
+// RunUntilIdle() to drain it.
+class ManualScheduler : public Scheduler {
+ public:
+  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
+  // Runs posted work, including work it posts, until none is left. Returns
+  // how many items ran.
+  size_t RunUntilIdle();
+
+ private:
+  std::deque<std::function<void()>> queue_;
+};
+
+// A duplex carrier of frames (behaviour.md §2.1): delivers every frame it is
+// given, in order, or ends. Never delivers inside Send(); sending on an ended
+// channel does nothing; Close() twice is fine; a Closed() listener added
+// after the end is told on a later turn. Undecodable bytes end a channel
+// that reads bytes, never the process.
+class Channel {
+ public:
+  using Receiver = std::function<void(const codec::Frame&)>;
+  using Listener = std::function<void()>;
+
+  virtual ~Channel() = default;
+  virtual void Send(const codec::Frame& frame) = 0;
+  // Registers `fn` for every frame; returns a handle for Unsubscribe.
+  virtual uint64_t Receive(Receiver fn) = 0;
+  // Registers `fn` for the channel's end; returns a handle for Unsubscribe.
+  virtual uint64_t Closed(Listener fn) = 0;
+  virtual void Unsubscribe(uint64_t handle) = 0;
+  virtual void Close() = 0;
+};
+
+// The listener bookkeeping every channel shares: receivers, closed
+// listeners, the ended flag, and telling them all on the scheduler.
+class ChannelBase : public Channel {
+ public:
+  explicit ChannelBase(Scheduler& scheduler);
+  ~ChannelBase() override;
+
+  uint64_t Receive(Receiver fn) override;
+  uint64_t Closed(Listener fn) override;
+  void Unsubscribe(uint64_t handle) override;
+
+  // True once the channel is ending: nothing more is sent.
+  bool ended() const { return closing_; }
+
+ protected:
+  // Delivers `frame` to the receivers on a later turn.
+  void Deliver(codec::Frame frame);
+  // Marks the channel ended and tells the closed listeners on a later turn.
+  void End();
+  Scheduler& scheduler() { return scheduler_; }
+
+ private:
+  Scheduler& scheduler_;
+  std::shared_ptr<ChannelBase*> self_;  // Reset when destroyed: posted work checks it.
+  std::map<uint64_t, Receiver> receivers_;
+  std::map<uint64_t, Listener> listeners_;
+  uint64_t next_ = 1;
+  bool closing_ = false;  // Set by End(): sending stops.
+  bool ended_ = false;    // Set when the end is told: delivery stops.
+};
+
+// Two channels joined in one process: what one sends, the other receives, as
+// values (no encoding). Closing either ends both.
+std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> InProcessPair(
+    Scheduler& scheduler);
+
+}  // namespace aweft::sync

@@ -1,0 +1,229 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "codec/result.h"
+#include "codec/value.h"
+
+namespace aweft::sync {
+
+using codec::Commit;
+using codec::Id;
+using codec::Kind;
+using codec::Result;
+using codec::Value;
+
+class Document;
+struct Snapshot;
+Result<std::unique_ptr<Document>> FromSnapshot(const Snapshot& snapshot);
+
+// A slot's key: an object key's text, an array position's bytes, or a map
+// key's 12 id bytes. Slots iterate in key order, which for an array is
+// position order.
+using Slots = std::map<std::string, Value, std::less<>>;
+
+// One observable: an object, an array or a map, with a fixed id and kind.
+// Owned by its Document. A pointer to one stays valid while the observable is
+// in the document; a commit that detaches it (spec §1.3) frees it once the
+// commit is delivered. A new observable not yet attached lives until it is
+// attached, or until its document ends.
+class Observable {
+ public:
+  Observable(const Observable&) = delete;
+  Observable& operator=(const Observable&) = delete;
+
+  const Id& id() const { return id_; }
+  Kind kind() const { return kind_; }
+  Document& document() const { return *document_; }
+
+  // The value in the slot under `key`, or nullptr.
+  const Value* Get(std::string_view key) const;
+  size_t size() const { return slots_.size(); }
+  const Slots& slots() const { return slots_; }
+
+  // Arrays: the index-th value and its position. REQUIRES: index < size().
+  const Value& At(size_t index) const;
+  const std::string& PositionAt(size_t index) const;
+  // Arrays: the positions in order.
+  std::vector<std::string> Positions() const;
+
+  // The observable holding this one's attach edge, and the slot key of that
+  // edge; nullptr for the root and for an observable not attached. Updated
+  // when a commit closes, not by writes inside an open transaction.
+  Observable* parent() const { return parent_; }
+  const std::string& parent_key() const { return parent_key_; }
+
+ private:
+  friend class Document;
+  friend Result<std::unique_ptr<Document>> FromSnapshot(const Snapshot&);
+  Observable(Document& document, const Id& id, Kind kind)
+      : id_(id), kind_(kind), document_(&document) {}
+
+  Slots::const_iterator Nth(size_t index) const;
+
+  Id id_;
+  Kind kind_;
+  Document* document_;
+  Slots slots_;
+  Observable* parent_ = nullptr;
+  std::string parent_key_;
+};
+
+// A value naming `target`: where it lives (Attach), or only a name (Alias).
+codec::Reference Attach(const Observable& target);
+codec::Reference Alias(const Observable& target);
+
+// What a watcher hears: one commit the document took part in, and the commit
+// that undoes it (present when the watcher asked for undo). `undo` applies to
+// the state right after `commit`; undo several commits newest first.
+struct Change {
+  const Commit& commit;
+  const Commit* undo;
+  bool local;  // Made by a write here, not by Apply().
+};
+using Watcher = std::function<void(const Change&)>;
+
+// A graph of observables under one root (format spec §1): every observable
+// reachable from the root has exactly one attach edge, aliases make the rest
+// of the graph, and ids never change kind.
+//
+// Writes take effect at once; each write outside Atomic() is one commit, and
+// everything written inside Atomic() is one commit, coalesced by slot (spec
+// §5). A closed commit is validated exactly as Apply() validates a received
+// one, then delivered to every watcher, once, in order. Delivery is
+// synchronous at the end of the outermost write, except that a commit made
+// while watchers are being delivered to (a watcher reacting) is queued and
+// delivered after the current one: one FIFO per thread.
+//
+// Not thread-safe: use a document, its observables and its watchers from one
+// thread (or strand) only.
+class Document {
+ public:
+  // A document with a fresh root of `kind`.
+  explicit Document(Kind kind);
+  // A document whose root has the given id (a replica of another's root).
+  Document(const Id& root, Kind kind);
+  ~Document();
+  Document(const Document&) = delete;
+  Document& operator=(const Document&) = delete;
+
+  Observable& root() { return *root_; }
+  const Observable& root() const { return *root_; }
+
+  // The observable with `id` in the document, or a new one not yet attached;
+  // nullptr if neither.
+  Observable* Find(const Id& id) const;
+  // How many observables the document holds (root included).
+  size_t observable_count() const { return index_.size(); }
+  const std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash>&
+  index() const {
+    return index_;
+  }
+
+  // A new observable, owned by this document but not part of it until a
+  // write attaches it; its slots may be written before that.
+  Observable& Create(Kind kind);
+  Observable& Create(Kind kind, const Id& id);  // Refuses nothing: the caller
+                                                // keeps ids unique.
+
+  // --- Local writes. Each refuses, changing nothing, with invalid-write when
+  // the observable is of the wrong kind or the index is out of range, with
+  // the codec's value reasons for a value that cannot be encoded, with
+  // not-observable/kind-conflict for a reference naming nothing here; and,
+  // when its commit closes, with what Apply() would refuse.
+
+  // Objects: set or remove the slot `key`.
+  Result<void> Set(Observable& object, std::string_view key, Value value);
+  Result<void> Remove(Observable& object, std::string_view key);
+
+  // Arrays: insert at `index` (0..size) at a fresh position, append,
+  // insert at a caller-chosen position (slot-exists if taken), replace or
+  // remove the value at `index`.
+  Result<void> Insert(Observable& array, size_t index, Value value);
+  Result<void> Push(Observable& array, Value value);
+  Result<void> InsertAt(Observable& array, std::string_view position,
+                        Value value);
+  Result<void> Replace(Observable& array, size_t index, Value value);
+  Result<void> RemoveAt(Observable& array, size_t index);
+
+  // Maps: set or remove the entry keyed by `key`; Add files `target` under
+  // its own id (an attach edge).
+  Result<void> SetEntry(Observable& map, const Id& key, Value value);
+  Result<void> RemoveEntry(Observable& map, const Id& key);
+  Result<void> Add(Observable& map, Observable& target);
+
+  // Any kind: writes the slot under a raw key (an object key's text, a
+  // position's bytes, a map key's id bytes); no value removes it.
+  Result<void> WriteSlot(Observable& target, std::string_view key,
+                         std::optional<Value> value);
+
+  // Runs `fn`; everything it writes is one commit. If `fn` refuses (or
+  // throws), or the commit is refused when it closes, every write is rolled
+  // back and nothing is delivered. Nested calls join the outermost.
+  Result<void> Atomic(const std::function<Result<void>()>& fn);
+
+  // --- Receiving.
+
+  // Applies a commit made elsewhere: validates every delta (kind-conflict,
+  // multiple-attach, unreachable, slot-exists, slot-missing, and the wire
+  // rules for an in-process commit), then writes them all, then delivers
+  // once. On refusal the document is untouched. A commit that changes
+  // nothing delivers nothing. REQUIRES: no Atomic() block is open.
+  Result<void> Apply(const Commit& commit);
+
+  // --- Watching.
+
+  // Registers `watcher` for every commit from now on; with `undo`, each
+  // Change carries the commit that undoes it. Returns a handle for Unwatch.
+  uint64_t Watch(Watcher watcher, bool undo = false);
+  void Unwatch(uint64_t handle);
+
+  // Expires when the document is destroyed: lets a watcher that may outlive
+  // it (a link's tracker) know not to unwatch.
+  std::weak_ptr<void> lifetime() const { return lifetime_; }
+
+ private:
+  friend Result<std::unique_ptr<Document>> FromSnapshot(const Snapshot&);
+
+  Result<void> Write(Observable& target, std::string key,
+                     std::optional<Value> value);
+  Result<void> CheckLocalValue(const Value& value) const;
+  Result<void> Close();
+  void Rollback();
+  std::optional<Commit> BuildCommit();
+  Result<void> ApplyCommit(const Commit& commit, bool local);
+  Observable* Materialize(const Id& id, Kind kind);
+  void Deliver(std::shared_ptr<const Commit> commit,
+               std::shared_ptr<const Commit> undo, bool local);
+
+  std::shared_ptr<void> lifetime_ = std::make_shared<char>();
+  Observable* root_;
+  std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash> index_;
+  std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash> fresh_;
+
+  // The open block: depth of nested Atomic() calls, and the value each
+  // touched slot held before the block (first touch wins).
+  int depth_ = 0;
+  std::map<std::pair<Observable*, std::string>, std::optional<Value>> touched_;
+
+  struct Registration {
+    Watcher watcher;
+    bool undo;
+  };
+  std::map<uint64_t, Registration> watchers_;
+  uint64_t next_watch_ = 1;
+  bool any_undo_ = false;
+};
+
+// True when `value` names an observable through an attach edge.
+bool IsAttach(const Value& value);
+
+}  // namespace aweft::sync

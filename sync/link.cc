@@ -1,0 +1,426 @@
+#include "sync/link.h"
+
+#include <exception>
+
+#include "codec/id.h"
+#include "sync/snapshot.h"
+
+namespace aweft::sync {
+
+using codec::Frame;
+using codec::Reason;
+
+namespace {
+
+std::optional<codec::RootRef> RootOf(const Document& document) {
+  return codec::RootRef{std::string(document.root().id().view()), document.root().kind()};
+}
+
+bool SameRoot(const codec::RootRef& root, const Document& document) {
+  return root.id == document.root().id().view() && root.kind == document.root().kind();
+}
+
+std::string Topic(uint64_t n) { return "topic " + std::to_string(n); }
+
+}  // namespace
+
+// --- Shared
+
+void Shared::Resync() {
+  if (ended_ || !link_ || link_->closed_) return;
+  wanted_ = true;
+  if (live_document_) link_->SendOpen(*this);
+}
+
+void Shared::Stop() {
+  if (ended_ || !link_ || link_->closed_) return;
+  link_->Enqueue(codec::LeaveFrame{mine_});
+  link_->End(*this, "left", "this end stopped sharing " + name_, /*told=*/false);
+}
+
+// --- Link
+
+Link::Link(Channel& channel, Scheduler& scheduler, LinkOptions options)
+    : channel_(channel),
+      scheduler_(scheduler),
+      options_(options),
+      self_(std::make_shared<Link*>(this)) {
+  receive_handle_ = channel_.Receive([this](const Frame& frame) { OnFrame(frame); });
+  closed_handle_ = channel_.Closed([this] { OnChannelEnd(); });
+}
+
+Link::~Link() {
+  *self_ = nullptr;
+  channel_.Unsubscribe(receive_handle_);
+  channel_.Unsubscribe(closed_handle_);
+  for (auto& [n, topic] : mine_) topic->tracker_.reset();
+}
+
+Result<Shared*> Link::Share(const std::string& name, Document* document,
+                            ShareHandlers handlers) {
+  if (closed_) return codec::Refusal{Reason::kClosed, "the link is closed"};
+  for (const auto& [n, topic] : mine_) {
+    if (topic->name_ == name && !topic->ended_) {
+      // The reference's known limit, settled: a second share would wait
+      // forever for a partner.
+      return codec::Refusal{Reason::kAlreadyShared,
+                            "\"" + name + "\" is already shared on this link as " +
+                                Topic(n)};
+    }
+  }
+  auto owned = std::make_unique<Shared>();
+  Shared& topic = *owned;
+  topic.link_ = this;
+  topic.name_ = name;
+  topic.mine_ = next_topic_++;
+  topic.handlers_ = std::move(handlers);
+  mine_.emplace(topic.mine_, std::move(owned));
+  if (document) {
+    Adopt(topic, *document);
+    MakeReady(topic);
+  }
+  if (auto it = waiting_.find(name); it != waiting_.end()) {
+    codec::OpenFrame open = std::move(it->second);
+    waiting_.erase(it);
+    Pair(topic, open);
+  } else {
+    if (!document) topic.wanted_ = true;
+    SendOpen(topic);
+  }
+  return &topic;
+}
+
+void Link::Adopt(Shared& topic, Document& document) {
+  topic.live_document_ = &document;
+  topic.tracker_ = std::make_unique<Tracker>(
+      document, [this, &topic](const Tracked& t) { OnTracked(topic, t); });
+}
+
+void Link::MakeReady(Shared& topic) {
+  if (topic.ready_ || topic.ended_) return;
+  topic.ready_ = true;
+  if (topic.handlers_.ready) topic.handlers_.ready(*topic.live_document_);
+}
+
+void Link::SendOpen(Shared& topic) {
+  topic.opened_ = true;
+  std::optional<codec::RootRef> root;
+  if (topic.live_document_) root = RootOf(*topic.live_document_);
+  Enqueue(codec::OpenFrame{topic.mine_, topic.name_, root, topic.wanted_});
+}
+
+void Link::Pair(Shared& topic, const codec::OpenFrame& open) {
+  topic.theirs_ = open.topic;
+  if (!topic.live_document_) {
+    if (!open.root) {
+      Refuse(topic, open.topic, "no-document",
+             "neither end holds \"" + topic.name_ + "\"");
+      return;
+    }
+    auto minted = RootFrom(*codec::IdFromBytes(open.root->id),
+                           static_cast<int>(open.root->kind));
+    topic.minted_ = std::move(*minted);
+    topic.wanted_ = true;
+    Adopt(topic, *topic.minted_);
+  } else if (open.root && !SameRoot(*open.root, *topic.live_document_)) {
+    Refuse(topic, open.topic, "root-mismatch",
+           "the two ends hold different roots under \"" + topic.name_ + "\"");
+    return;
+  }
+  theirs_[open.topic] = &topic;
+  topic.they_want_ = open.want;
+  if (!topic.opened_) SendOpen(topic);
+  GoLive(topic);
+}
+
+void Link::GoLive(Shared& topic) {
+  topic.live_ = true;
+  auto held = std::move(topic.held_);
+  topic.held_.clear();
+  if (topic.they_want_) {
+    SendState(topic);  // The state subsumes what was held.
+  } else if (!held.empty()) {
+    codec::CommitsFrame frame{topic.mine_, held.front().seq, {}};
+    for (auto& h : held) frame.commits.push_back(std::move(h.commit));
+    Enqueue(std::move(frame));
+  }
+}
+
+void Link::SendState(Shared& topic) {
+  if (topic.wanted_) {
+    // This end holds nothing yet: answering now would move the other end to
+    // an empty document. Answer once our own state has arrived.
+    topic.owe_state_ = true;
+    return;
+  }
+  topic.they_want_ = false;
+  topic.owe_state_ = false;
+  Enqueue(codec::StateFrame{topic.mine_,
+                            AsCommit(*topic.live_document_)});
+}
+
+void Link::OnTracked(Shared& topic, const Tracked& tracked) {
+  if (tracked.landed || topic.ended_ || closed_) return;
+  const uint64_t seq = topic.next_seq_++;
+  topic.window_.push_back({seq, tracked.commit,
+                           tracked.undo ? std::optional<Commit>(*tracked.undo)
+                                        : std::nullopt});
+  while (topic.window_.size() > options_.window) topic.window_.pop_front();
+  if (topic.live_) {
+    Enqueue(codec::CommitsFrame{topic.mine_, seq, {tracked.commit}});
+  } else {
+    topic.held_.push_back({seq, tracked.commit});
+  }
+}
+
+Shared* Link::Theirs(uint64_t peer_topic) {
+  auto it = theirs_.find(peer_topic);
+  if (it != theirs_.end()) return it->second;
+  Enqueue(codec::FaultFrame{peer_topic, "no-topic",
+                            "nothing here is open as " + Topic(peer_topic)});
+  return nullptr;
+}
+
+void Link::OnFrame(const Frame& frame) {
+  if (closed_) return;
+  ++stats_.frames_in;
+  std::visit(
+      [this](const auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        if constexpr (std::is_same_v<F, codec::OpenFrame>) {
+          OnOpenFrame(f);
+        } else if constexpr (std::is_same_v<F, codec::StateFrame>) {
+          OnState(f);
+        } else if constexpr (std::is_same_v<F, codec::CommitsFrame>) {
+          OnCommits(f);
+        } else if constexpr (std::is_same_v<F, codec::RefusedFrame>) {
+          OnRefused(f);
+        } else if constexpr (std::is_same_v<F, codec::LeaveFrame>) {
+          if (Shared* topic = Theirs(f.topic)) {
+            End(*topic, "left", "the other end stopped sharing " + topic->name_, true);
+          }
+        } else {
+          OnFault(f);
+        }
+      },
+      frame);
+}
+
+void Link::OnOpenFrame(const codec::OpenFrame& open) {
+  if (open.root && open.root->id.size() != codec::kIdSize) {
+    // The frame layer lets any width through; the reference then throws and
+    // leaves the topic stuck. Turn it away instead.
+    Enqueue(codec::FaultFrame{open.topic, "root-mismatch",
+                              "a root id is 12 bytes, not " +
+                                  std::to_string(open.root->id.size())});
+    return;
+  }
+  if (auto it = theirs_.find(open.topic); it != theirs_.end()) {
+    Shared& topic = *it->second;  // A repeat: the other end asks to resync.
+    if (!open.root || !SameRoot(*open.root, *topic.live_document_)) {
+      Refuse(topic, open.topic, "root-mismatch",
+             "a repeated open names another root for \"" + topic.name_ + "\"");
+      return;
+    }
+    topic.they_want_ = open.want;
+    if (open.want) SendState(topic);
+    return;
+  }
+  for (auto& [n, topic] : mine_) {
+    if (topic->name_ == open.name && !topic->theirs_ && !topic->ended_) {
+      Pair(*topic, open);
+      return;
+    }
+  }
+  waiting_.insert_or_assign(open.name, open);
+  if (on_open_) on_open_(open);
+}
+
+void Link::OnState(const codec::StateFrame& state) {
+  Shared* found = Theirs(state.topic);
+  if (!found) return;
+  Shared& topic = *found;
+  if (!topic.wanted_) {
+    // A state bypasses accept, so it is only taken when asked for.
+    Refuse(topic, state.topic, "unwanted-state",
+           "a state for \"" + topic.name_ + "\" arrived unasked");
+    return;
+  }
+  Document& document = *topic.live_document_;
+  Document scratch(document.root().id(), document.root().kind());
+  Result<void> applied;
+  if (state.commit) applied = scratch.Apply(*state.commit);
+  Result<std::optional<Commit>> move =
+      applied ? Reconcile(document, TakeSnapshot(scratch))
+              : Result<std::optional<Commit>>(applied.error());
+  if (move && *move) applied = topic.tracker_->Receive(**move);
+  if (!move || !applied) {
+    const codec::Refusal& why = move ? applied.error() : move.error();
+    Refuse(topic, state.topic, std::string(codec::Name(why.reason)),
+           "the state for \"" + topic.name_ + "\" does not apply: " + why.message);
+    return;
+  }
+  topic.wanted_ = false;
+  if (topic.owe_state_) SendState(topic);
+  MakeReady(topic);
+}
+
+void Link::OnCommits(const codec::CommitsFrame& frame) {
+  Shared* found = Theirs(frame.topic);
+  if (!found) return;
+  Shared& topic = *found;
+  std::exception_ptr first_error;
+  for (size_t i = 0; i < frame.commits.size() && !topic.ended_; ++i) {
+    const Commit& commit = frame.commits[i];
+    const uint64_t seq = frame.first + i;
+    ++stats_.commits_in;
+    std::vector<WireReason> reasons;
+    if (topic.handlers_.accept) {
+      try {
+        reasons = topic.handlers_.accept(commit);
+      } catch (const std::exception& e) {
+        reasons = {{"accept-threw", e.what(), std::nullopt}};
+      } catch (...) {
+        reasons = {{"accept-threw", "accept threw a non-exception", std::nullopt}};
+      }
+    }
+    if (reasons.empty()) {
+      try {
+        auto landed = topic.tracker_->Receive(commit);
+        if (!landed) {
+          reasons = {{std::string(codec::Name(landed.error().reason)),
+                      landed.error().message, std::nullopt}};
+        }
+      } catch (...) {
+        // A watcher threw after the commit landed: not a refusal.
+        if (!first_error) first_error = std::current_exception();
+      }
+    }
+    if (reasons.empty()) continue;
+    ++stats_.refused_out;
+    Enqueue(codec::RefusedFrame{topic.mine_, seq, reasons});
+    if (topic.handlers_.refused) {
+      topic.handlers_.refused(Refused{false, seq, reasons, commit, std::nullopt});
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+void Link::OnRefused(const codec::RefusedFrame& frame) {
+  Shared* found = Theirs(frame.topic);
+  if (!found) return;
+  ++stats_.refused_in;
+  Refused report{true, frame.seq, frame.reasons, std::nullopt, std::nullopt};
+  for (const auto& sent : found->window_) {
+    if (sent.seq != frame.seq) continue;
+    report.commit = sent.commit;
+    report.undo = sent.undo;
+  }
+  if (found->handlers_.refused) found->handlers_.refused(report);
+}
+
+void Link::OnFault(const codec::FaultFrame& fault) {
+  if (fault.topic == 0) {  // The whole link.
+    for (auto& [n, topic] : mine_) End(*topic, fault.reason, fault.message, true);
+    closed_ = true;
+    channel_.Close();
+    return;
+  }
+  auto it = mine_.find(fault.topic);  // A fault carries the receiver's number.
+  if (it != mine_.end()) End(*it->second, fault.reason, fault.message, true);
+}
+
+void Link::OnChannelEnd() {
+  if (closed_) return;
+  closed_ = true;
+  for (auto& [n, topic] : mine_) {
+    End(*topic, "closed", "the channel under the link ended", /*told=*/true);
+  }
+  waiting_.clear();
+}
+
+void Link::Refuse(Shared& topic, uint64_t peer_topic, const std::string& reason,
+                  const std::string& message) {
+  Enqueue(codec::FaultFrame{peer_topic, reason, message});
+  End(topic, reason, message, /*told=*/true);
+}
+
+void Link::End(Shared& topic, const std::string& reason, const std::string& message,
+               bool told) {
+  if (topic.ended_) return;
+  topic.ended_ = true;
+  topic.live_ = false;
+  topic.end_reason_ = reason;
+  if (topic.tracker_) topic.tracker_->Stop();
+  if (topic.theirs_) {
+    auto it = theirs_.find(*topic.theirs_);
+    if (it != theirs_.end() && it->second == &topic) theirs_.erase(it);
+  }
+  if (told && topic.handlers_.fault) topic.handlers_.fault(reason, message);
+}
+
+void Link::Close() {
+  if (closed_) return;
+  Flush();
+  closed_ = true;
+  for (auto& [n, topic] : mine_) End(*topic, "closed", "the link was closed", false);
+  waiting_.clear();
+  channel_.Close();
+}
+
+void Link::Enqueue(Frame frame) {
+  if (closed_) return;
+  // Commits that directly follow commits of the same topic, numbered on,
+  // join that frame: commits made in one turn travel together.
+  if (auto* next = std::get_if<codec::CommitsFrame>(&frame); next && !outbox_.empty()) {
+    if (auto* last = std::get_if<codec::CommitsFrame>(&outbox_.back());
+        last && last->topic == next->topic &&
+        last->first + last->commits.size() == next->first) {
+      for (auto& c : next->commits) last->commits.push_back(std::move(c));
+      return;
+    }
+  }
+  outbox_.push_back(std::move(frame));
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  std::weak_ptr<Link*> self = self_;
+  scheduler_.Post([self] {
+    if (auto alive = self.lock(); alive && *alive) (*alive)->Flush();
+  });
+}
+
+void Link::Flush() {
+  flush_posted_ = false;
+  auto frames = std::move(outbox_);
+  outbox_.clear();
+  for (const Frame& frame : frames) {
+    ++stats_.frames_out;
+    if (const auto* c = std::get_if<codec::CommitsFrame>(&frame)) {
+      stats_.commits_out += c->commits.size();
+    }
+    channel_.Send(frame);
+  }
+}
+
+// --- Mirror
+
+Mirror::Mirror(Document& source, Scheduler& scheduler) {
+  auto [a, b] = InProcessPair(scheduler);
+  a_ = std::move(a);
+  b_ = std::move(b);
+  target_ = std::make_unique<Document>(source.root().id(), source.root().kind());
+  source_link_ = std::make_unique<Link>(*a_, scheduler);
+  target_link_ = std::make_unique<Link>(*b_, scheduler);
+  (void)source_link_->Share("mirror", &source);
+  auto shared = target_link_->Share("mirror", target_.get());
+  if (shared) (*shared)->Resync();
+}
+
+Mirror::~Mirror() { Stop(); }
+
+void Mirror::Stop() {
+  if (source_link_) source_link_->Close();
+  if (target_link_) target_link_->Close();
+}
+
+}  // namespace aweft::sync

@@ -1,0 +1,198 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codec/frame.h"
+#include "sync/channel.h"
+#include "sync/document.h"
+#include "sync/track.h"
+
+namespace aweft::sync {
+
+using codec::WireReason;
+
+// One commit that did not apply, at whichever end refused it.
+struct Refused {
+  bool mine;  // True at the end that sent it, false at the end that refused.
+  uint64_t seq;
+  std::vector<WireReason> reasons;
+  std::optional<Commit> commit;  // At the refusing end always; at the sender
+  std::optional<Commit> undo;    // while it is in the window (undo: sender).
+};
+
+// What an application says about one shared document. Every handler is
+// optional.
+struct ShareHandlers {
+  // Returns the reasons to refuse an arriving commit; empty accepts. A throw
+  // refuses with accept-threw.
+  std::function<std::vector<WireReason>(const Commit&)> accept = {};
+  std::function<void(const Refused&)> refused = {};
+  // The topic ended for `reason` (no-document, root-mismatch, left, closed,
+  // unwanted-state, no-topic or the peer's own), told by the other end or the
+  // channel. Not called for an end this side asked for (Stop, Link::Close).
+  std::function<void(const std::string& reason, const std::string& message)> fault = {};
+  // The document is ready: at once for an end that shared one, after the
+  // other end's state for an end that shared none.
+  std::function<void(Document&)> ready = {};
+};
+
+struct LinkOptions {
+  // Sent commits remembered for `refused` reports with commit and undo.
+  // Default: 256.
+  size_t window = 256;
+};
+
+class Link;
+
+// One document shared on a link: the handle Link::Share returns. Valid until
+// its link is destroyed.
+class Shared {
+ public:
+  const std::string& name() const { return name_; }
+  // The document, or nullptr while an end that shared none waits for state.
+  Document* document() const { return live_document_; }
+  bool ready() const { return ready_; }
+  bool ended() const { return ended_; }
+  // Why it ended, once it has.
+  const std::string& end_reason() const { return end_reason_; }
+
+  // Asks the other end for its state: this end's document moves to it by
+  // reconcile (identity kept).
+  void Resync();
+  // Leaves the topic: the other end hears `left`; other topics carry on.
+  void Stop();
+
+ private:
+  friend class Link;
+  struct Held {
+    uint64_t seq;
+    Commit commit;
+  };
+  struct Sent {
+    uint64_t seq;
+    Commit commit;
+    std::optional<Commit> undo;
+  };
+
+  Link* link_ = nullptr;
+  std::string name_;
+  uint64_t mine_ = 0;
+  std::optional<uint64_t> theirs_;
+  ShareHandlers handlers_;
+  std::unique_ptr<Document> minted_;  // For an end that shared none.
+  Document* live_document_ = nullptr;
+  std::unique_ptr<Tracker> tracker_;
+  bool opened_ = false, live_ = false, ended_ = false, ready_ = false;
+  bool wanted_ = false;        // This end asked for the other's state.
+  bool they_want_ = false;     // The other end asked for ours.
+  bool owe_state_ = false;     // Asked while we wait for theirs: send after.
+  uint64_t next_seq_ = 1;
+  std::deque<Sent> window_;
+  std::vector<Held> held_;
+  std::string end_reason_;
+};
+
+// A link over one channel, carrying any number of documents by name (the
+// aweft sync protocol v1, behaviour.md §2). Both ends run this same code.
+// Frames a turn produces are batched: commits made in one turn travel in one
+// frame. Not thread-safe: the scheduler's thread only.
+class Link {
+ public:
+  // `channel` and `scheduler` must outlive the link.
+  Link(Channel& channel, Scheduler& scheduler, LinkOptions options = {});
+  ~Link();
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // Shares `document` (or, with none, asks the other end for its own) under
+  // `name`. Refuses already-shared when the name is already shared here and
+  // not ended. `document` must outlive the topic.
+  Result<Shared*> Share(const std::string& name, Document* document = nullptr,
+                        ShareHandlers handlers = {});
+
+  // Called when an `open` arrives for a name not shared here, before it is
+  // kept waiting for a Share: the place a node decides to load, create or
+  // refuse the document (by calling Share, now or later).
+  void OnOpen(std::function<void(const codec::OpenFrame&)> fn) {
+    on_open_ = std::move(fn);
+  }
+
+  // Sends what is queued, ends every topic without telling it, and closes the
+  // channel. No leave frames are sent.
+  void Close();
+  bool closed() const { return closed_; }
+
+  // Counters, for metrics.
+  struct Stats {
+    uint64_t frames_in = 0, frames_out = 0, commits_in = 0, commits_out = 0;
+    uint64_t refused_in = 0, refused_out = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  friend class Shared;
+
+  void OnFrame(const codec::Frame& frame);
+  void OnOpenFrame(const codec::OpenFrame& open);
+  void OnState(const codec::StateFrame& state);
+  void OnCommits(const codec::CommitsFrame& commits);
+  void OnRefused(const codec::RefusedFrame& refused);
+  void OnFault(const codec::FaultFrame& fault);
+  void OnChannelEnd();
+
+  void Pair(Shared& topic, const codec::OpenFrame& open);
+  void Adopt(Shared& topic, Document& document);
+  void GoLive(Shared& topic);
+  void SendState(Shared& topic);
+  void SendOpen(Shared& topic);
+  void OnTracked(Shared& topic, const Tracked& tracked);
+  void Refuse(Shared& topic, uint64_t peer_topic, const std::string& reason,
+              const std::string& message);
+  void End(Shared& topic, const std::string& reason, const std::string& message,
+           bool told);
+  void MakeReady(Shared& topic);
+  Shared* Theirs(uint64_t peer_topic);
+
+  void Enqueue(codec::Frame frame);
+  void Flush();
+
+  Channel& channel_;
+  Scheduler& scheduler_;
+  LinkOptions options_;
+  std::shared_ptr<Link*> self_;  // Posted work checks it is still alive.
+  uint64_t receive_handle_ = 0, closed_handle_ = 0;
+  std::map<uint64_t, std::unique_ptr<Shared>> mine_;  // Every topic ever shared.
+  std::map<uint64_t, Shared*> theirs_;                // Paired, by peer number.
+  std::map<std::string, codec::OpenFrame> waiting_;  // Opens before a Share.
+  std::function<void(const codec::OpenFrame&)> on_open_;
+  uint64_t next_topic_ = 1;
+  std::vector<codec::Frame> outbox_;
+  bool flush_posted_ = false;
+  bool closed_ = false;
+  Stats stats_;
+};
+
+// A second document kept in step with `source` through an in-process link:
+// the target starts from the source's state and every commit crosses on the
+// scheduler's next turn, both ways.
+class Mirror {
+ public:
+  Mirror(Document& source, Scheduler& scheduler);
+  ~Mirror();
+  Document& document() { return *target_; }
+  void Stop();
+
+ private:
+  std::unique_ptr<Channel> a_, b_;
+  std::unique_ptr<Document> target_;
+  std::unique_ptr<Link> source_link_, target_link_;
+};
+
+}  // namespace aweft::sync
