@@ -25,8 +25,8 @@ enum class Utf8 { kValid, kSurrogate, kInvalid };
 bool Continuation(uint8_t byte) { return (byte & 0xc0) == 0x80; }
 
 // Checks one multi-byte sequence starting at text[i], whose lead byte is
-// `lead` (>= 0x80), by Unicode's table of well-formed byte sequences (3-7):
-// no overlong forms, nothing past U+10FFFF. Sets `length` on success.
+// `lead` (>= 0x80), against Unicode's Table 3-7 of well-formed sequences: no
+// overlong forms, nothing past U+10FFFF. Sets `length` on success.
 Utf8 Sequence(std::string_view text, size_t i, uint8_t lead, size_t& length) {
   uint8_t low = 0x80;  // The range the second byte must fall in.
   uint8_t high = 0xbf;
@@ -257,13 +257,19 @@ uint64_t Reader::Argument(size_t& length) const {
 }
 
 Reader::Type Reader::Peek() const {
+  assert(!done());
   const auto initial = static_cast<uint8_t>(in_[0]);
   switch (initial >> 5) {
-    case 0: return Type::kUint;
-    case 1: return Type::kNegative;
-    case 2: return Type::kBytes;
-    case 3: return Type::kText;
-    case 4: return Type::kArray;
+    case 0:
+      return Type::kUint;
+    case 1:
+      return Type::kNegative;
+    case 2:
+      return Type::kBytes;
+    case 3:
+      return Type::kText;
+    case 4:
+      return Type::kArray;
   }
   if (initial == kFalse) return Type::kFalse;
   if (initial == kTrue) return Type::kTrue;

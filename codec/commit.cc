@@ -36,14 +36,15 @@ struct RawDelta {
 
 // Orders byte strings as unsigned bytes, a prefix first.
 int CompareBytes(std::string_view a, std::string_view b) {
-  const int order = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
+  const int order =
+      std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
   if (order != 0) return order;
   return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
 }
 
 Refusal InDelta(Reason reason, size_t index, std::string_view what) {
-  return Refusal{reason, "delta " + std::to_string(index) + ": " +
-                             std::string(what)};
+  return Refusal{reason,
+                 "delta " + std::to_string(index) + ": " + std::string(what)};
 }
 
 // Walks bytes that may be a commit and hands each delta, then the tag, to
@@ -89,8 +90,8 @@ class Walker {
       if (auto read = ReadDelta(i, delta, slot); !read) return read;
       const int order = i == 0 ? -1 : CompareBytes(previous, slot);
       if (order >= 0 && !disorder) {
-        disorder = order == 0 ? Reason::kDuplicateSlot
-                              : Reason::kDeltasOutOfOrder;
+        disorder =
+            order == 0 ? Reason::kDuplicateSlot : Reason::kDeltasOutOfOrder;
         disorder_at = i;
       }
       previous = slot;
@@ -149,7 +150,8 @@ class Walker {
       return InDelta(Reason::kInvalidRef, i, "an object key is not text");
     }
     if (!in_.ReadBytes(delta.key)) {
-      return InDelta(Reason::kInvalidRef, i, "an array or map key is not bytes");
+      return InDelta(Reason::kInvalidRef, i,
+                     "an array or map key is not bytes");
     }
     if (delta.ref_kind == Kind::kArray && !ValidPosition(delta.key)) {
       return InDelta(Reason::kInvalidPosition, i,
@@ -218,9 +220,9 @@ class Walker {
       return Refusal{Reason::kInvalidTag, "the tag is not a byte string"};
     }
     if (tag.size() < kMinTag || tag.size() > kMaxTag) {
-      return Refusal{Reason::kInvalidTag, "the tag is " +
-                                              std::to_string(tag.size()) +
-                                              " bytes, not 4 to 32"};
+      return Refusal{
+          Reason::kInvalidTag,
+          "the tag is " + std::to_string(tag.size()) + " bytes, not 4 to 32"};
     }
     sink_.Tag(tag);
     return {};
@@ -282,8 +284,8 @@ struct Build {
 // --- Encoding --------------------------------------------------------------
 
 Refusal OnId(Reason reason, const Delta& delta, std::string_view what) {
-  return Refusal{reason, std::string(what) + " (delta on " +
-                             IdText(delta.id) + ")"};
+  return Refusal{reason,
+                 std::string(what) + " (delta on " + IdText(delta.id) + ")"};
 }
 
 Result<void> WriteRef(Writer& out, const Delta& delta) {
@@ -359,24 +361,31 @@ Result<void> WriteDelta(Writer& out, const Delta& delta) {
   return {};
 }
 
-}  // namespace
-
-Result<void> EncodeCommit(const Commit& commit, std::string& out) {
-  if (commit.deltas.empty()) {
-    return Refusal{Reason::kEmptyCommit, "the commit carries no delta"};
-  }
-  if (commit.tag && (commit.tag->size() < kMinTag || commit.tag->size() > kMaxTag)) {
-    return Refusal{Reason::kInvalidTag, "the tag is " +
-                                            std::to_string(commit.tag->size()) +
-                                            " bytes, not 4 to 32"};
-  }
-  // Sort pointers, so the caller's commit stays as it was given.
+// The deltas of `commit` in canonical order, as pointers, so the caller's
+// commit stays as it was given.
+std::vector<const Delta*> Sorted(const Commit& commit) {
   std::vector<const Delta*> sorted;
   sorted.reserve(commit.deltas.size());
   for (const Delta& delta : commit.deltas) sorted.push_back(&delta);
   std::sort(sorted.begin(), sorted.end(), [](const Delta* a, const Delta* b) {
     return CompareSlots(*a, *b) < 0;
   });
+  return sorted;
+}
+
+}  // namespace
+
+Result<void> EncodeCommit(const Commit& commit, std::string& out) {
+  if (commit.deltas.empty()) {
+    return Refusal{Reason::kEmptyCommit, "the commit carries no delta"};
+  }
+  if (commit.tag &&
+      (commit.tag->size() < kMinTag || commit.tag->size() > kMaxTag)) {
+    return Refusal{Reason::kInvalidTag, "the tag is " +
+                                            std::to_string(commit.tag->size()) +
+                                            " bytes, not 4 to 32"};
+  }
+  const std::vector<const Delta*> sorted = Sorted(commit);
   for (size_t i = 1; i < sorted.size(); ++i) {
     if (CompareSlots(*sorted[i - 1], *sorted[i]) == 0) {
       return OnId(Reason::kDuplicateSlot, *sorted[i],

@@ -130,11 +130,13 @@ Result<Frame> DecodeCommits(const Elements& e) {
   return Frame(std::move(frame));
 }
 
-Result<std::optional<std::vector<std::string>>> ReadPath(std::string_view item) {
+Result<std::optional<std::vector<std::string>>> ReadPath(
+    std::string_view item) {
   Reader in(item);
   uint64_t count = 0;
   if (in.ReadNull()) return std::optional<std::vector<std::string>>();
-  if (!in.ReadArray(count)) return Bad("a reason path is neither null nor a list");
+  if (!in.ReadArray(count))
+    return Bad("a reason path is neither null nor a list");
   std::vector<std::string> steps;
   steps.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
@@ -232,7 +234,8 @@ Result<void> Write(Writer& out, const OpenFrame& frame) {
   if (frame.root && static_cast<uint8_t>(frame.root->kind) > 2) {
     return Bad("the root kind is not 0, 1 or 2");
   }
-  if (!frame.root && !frame.want) return Bad("an open with no root must want state");
+  if (!frame.root && !frame.want)
+    return Bad("an open with no root must want state");
   if (auto name = CheckText(frame.name); !name) return name;
   out.Array(6);
   out.Uint(0);
@@ -386,11 +389,16 @@ Result<Frame> DecodeFrame(std::string_view bytes) {
     in.Skip();
   }
   switch (kind) {
-    case 0: return DecodeOpen(elements);
-    case 1: return DecodeState(elements);
-    case 2: return DecodeCommits(elements);
-    case 3: return DecodeRefused(elements);
-    case 4: return DecodeLeave(elements);
+    case 0:
+      return DecodeOpen(elements);
+    case 1:
+      return DecodeState(elements);
+    case 2:
+      return DecodeCommits(elements);
+    case 3:
+      return DecodeRefused(elements);
+    case 4:
+      return DecodeLeave(elements);
   }
   return DecodeFault(elements);
 }

@@ -45,8 +45,8 @@ std::string IdText(const Id& id) {
 
 Result<Id> IdFromText(std::string_view text) {
   if (text.size() != kIdTextSize) {
-    return Refusal{Reason::kInvalidId,
-                   "an id is 16 characters, not " + std::to_string(text.size())};
+    return Refusal{Reason::kInvalidId, "an id is 16 characters, not " +
+                                           std::to_string(text.size())};
   }
   Id id;
   for (size_t i = 0, j = 0; i < kIdTextSize; i += 4, j += 3) {
@@ -54,8 +54,8 @@ Result<Id> IdFromText(std::string_view text) {
     for (size_t k = i; k < i + 4; ++k) {
       const int sextet = Sextet(text[k]);
       if (sextet < 0) {
-        return Refusal{Reason::kInvalidId, "character " + std::to_string(k) +
-                                               " is not base64url"};
+        return Refusal{Reason::kInvalidId,
+                       "character " + std::to_string(k) + " is not base64url"};
       }
       group = group << 6 | static_cast<uint32_t>(sextet);
     }

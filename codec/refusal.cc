@@ -2,6 +2,7 @@
 
 namespace aweft::codec {
 
+// clang-format off
 std::string_view Name(Reason reason) {
   switch (reason) {
     case Reason::kMalformedHead:       return "malformed-head";
@@ -68,45 +69,46 @@ std::string_view Name(Reason reason) {
   }
   return "unknown-reason";  // Unreachable: -Wswitch flags a missing case.
 }
+// clang-format on
 
 std::string_view Fix(Reason reason) {
   switch (reason) {
     case Reason::kMalformedHead:
-      return "Re-encode with the codec; it never writes additional information 28 to 30.";
+      return "Re-encode with the codec; it never writes ai 28 to 30.";
     case Reason::kIndefiniteLength:
-      return "Re-encode with a stated length; the format has no streaming form.";
+      return "Re-encode with stated lengths; there is no streaming form.";
     case Reason::kNonCanonicalInteger:
-      return "Re-encode with the codec, which writes every head in its shortest form.";
+      return "Re-encode with the codec, which writes the shortest heads.";
     case Reason::kTruncated:
-      return "Pass the whole message; these bytes end before the value they promise.";
+      return "Pass the whole message; these bytes were cut short.";
     case Reason::kTrailingBytes:
-      return "Pass exactly one item per buffer and split off whatever follows it.";
+      return "Pass one item per buffer and split off what follows it.";
     case Reason::kNestingTooDeep:
-      return "Give nested structure its own observables instead of nesting arrays.";
+      return "Give nested structure observables of its own.";
     case Reason::kIntegerOutOfRange:
-      return "Write a whole number beyond 2^53 as a float64, as the codec does.";
+      return "Write a whole number beyond 2^53 as a float64.";
     case Reason::kNonCanonicalFloat:
-      return "Write a whole number within 2^53 as an integer, as the codec does.";
+      return "Write a whole number within 2^53 as an integer.";
     case Reason::kNonFiniteFloat:
-      return "Store null in place of a missing number and screen out NaN and infinity.";
+      return "Store null for a missing number; NaN and infinity have no form.";
     case Reason::kInvalidUtf8:
       return "Encode text as well-formed UTF-8.";
     case Reason::kUnsupportedMajor:
-      return "Use only integers, strings and arrays; maps and tags have no place here.";
+      return "Drop the map or tag; the format has neither.";
     case Reason::kUnsupportedSimple:
       return "Write only false, true, null or a float64 as a simple value.";
     case Reason::kInvalidCommit:
-      return "Encode the commit with EncodeCommit, which writes its deltas and at most a tag.";
+      return "Encode with EncodeCommit: the deltas, then at most a tag.";
     case Reason::kEmptyCommit:
       return "Send nothing at all instead of a commit with no delta.";
     case Reason::kInvalidTag:
-      return "Make the tag a byte string of 4 to 32 bytes, or leave it off.";
+      return "Make the tag 4 to 32 bytes, or leave it off.";
     case Reason::kDuplicateSlot:
-      return "Merge the deltas addressing one slot into one delta.";
+      return "Merge the deltas addressing one slot into one.";
     case Reason::kDeltasOutOfOrder:
-      return "Re-encode with EncodeCommit, which sorts the deltas canonically.";
+      return "Re-encode with EncodeCommit, which sorts the deltas.";
     case Reason::kInvalidDelta:
-      return "Write a delta as a type, an id, a ref and, unless it removes, a value.";
+      return "Write a delta as type, id, ref and, unless removing, value.";
     case Reason::kUnknownDeltaType:
       return "Set the delta type to 0 add, 1 replace or 2 remove.";
     case Reason::kMissingValue:
@@ -114,9 +116,9 @@ std::string_view Fix(Reason reason) {
     case Reason::kUnexpectedValue:
       return "Leave the value off the remove, or make it a replace.";
     case Reason::kInvalidId:
-      return "Use an id of exactly 12 bytes, or its 16-character text form.";
+      return "Use an id of 12 bytes, or its 16-character text form.";
     case Reason::kInvalidRef:
-      return "Write a ref as a kind and a key: text for an object, bytes otherwise.";
+      return "Key an object slot by text and other slots by bytes.";
     case Reason::kUnknownRefKind:
       return "Set the kind to 0 object, 1 array or 2 map.";
     case Reason::kInvalidReference:
@@ -126,15 +128,15 @@ std::string_view Fix(Reason reason) {
     case Reason::kInvalidPosition:
       return "Use a non-empty position that does not end in a zero byte.";
     case Reason::kLoneSurrogate:
-      return "Pair the surrogate with its other half, or drop it before encoding.";
+      return "Pair the surrogate with its other half, or drop it.";
     case Reason::kInvalidHex:
       return "Write two hex digits, 0 to 9 and a to f, per byte.";
     case Reason::kInvalidValue:
-      return "Store null, a boolean, a finite number, text, bytes or a reference.";
+      return "Store null, a boolean, a number, text, bytes or a reference.";
     case Reason::kKindConflict:
-      return "Address every mention of one id as the one kind it already has.";
+      return "Address every mention of an id as the kind it already has.";
     case Reason::kMultipleAttach:
-      return "Attach the observable once, and name it elsewhere with an alias.";
+      return "Attach the observable once and name it elsewhere by alias.";
     case Reason::kSlotExists:
       return "Replace the slot instead of adding it.";
     case Reason::kSlotMissing:
@@ -150,13 +152,13 @@ std::string_view Fix(Reason reason) {
     case Reason::kNotObservable:
       return "Pass an observable that belongs to a document.";
     case Reason::kSealed:
-      return "Write outside the interceptor, after the commit has landed.";
+      return "Write outside the interceptor, once the commit has landed.";
     case Reason::kBadFrame:
-      return "Encode frames with EncodeFrame, which writes protocol v1 layouts.";
+      return "Encode frames with EncodeFrame, which writes protocol v1.";
     case Reason::kNoDocument:
       return "Share the document from an end that holds it.";
     case Reason::kRootMismatch:
-      return "Resynchronize one end, or share the two documents under different names.";
+      return "Resynchronize one end, or share under another name.";
     case Reason::kNoTopic:
       return "Open the topic before sending frames about it.";
     case Reason::kUnwantedState:
@@ -166,13 +168,13 @@ std::string_view Fix(Reason reason) {
     case Reason::kClosed:
       return "Open a new link; this one has ended.";
     case Reason::kAcceptThrew:
-      return "Make the accept handler return a verdict instead of throwing.";
+      return "Make the accept handler return a verdict, not throw.";
     case Reason::kAlreadyShared:
-      return "Share each name once per link, and leave it before sharing it again.";
+      return "Share each name once per link, or leave it first.";
     case Reason::kAnswering:
       return "Stop the current answerer before registering another.";
     case Reason::kDuplicate:
-      return "Reuse the one requests channel this socket already has.";
+      return "Reuse the requests channel this socket already has.";
     case Reason::kNotData:
       return "Pass only values that encode as JSON.";
     case Reason::kTimeout:
@@ -184,7 +186,7 @@ std::string_view Fix(Reason reason) {
     case Reason::kNotOpen:
       return "Open the document again before using it.";
     case Reason::kUnknownVersion:
-      return "Migrate the data with a node of the version that wrote it.";
+      return "Migrate the data with the version that wrote it.";
     case Reason::kCorrupt:
       return "Restore the data from a replica or a backup.";
     case Reason::kForbidden:
@@ -194,7 +196,8 @@ std::string_view Fix(Reason reason) {
     case Reason::kInvalidName:
       return "Use a document name the node accepts.";
   }
-  return "Report this as a bug.";  // Unreachable: -Wswitch flags a missing case.
+  return "Report this as a bug.";  // Unreachable: -Wswitch flags a missing
+                                   // case.
 }
 
 std::string Refusal::ToString() const {

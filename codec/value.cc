@@ -13,6 +13,7 @@ size_t IdHash::operator()(const Id& id) const noexcept {
   return static_cast<size_t>(high ^ (uint64_t{low} * 0x9e3779b97f4a7c15u));
 }
 
+// clang-format off
 std::string_view KindName(Kind kind) {
   switch (kind) {
     case Kind::kObject: return "object";
@@ -38,6 +39,7 @@ std::string_view DeltaTypeName(DeltaType type) {
   }
   return "unknown";
 }
+// clang-format on
 
 std::optional<Kind> KindFromName(std::string_view name) {
   for (Kind kind : {Kind::kObject, Kind::kArray, Kind::kMap}) {

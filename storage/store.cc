@@ -163,6 +163,9 @@ Result<Store> Store::Open(const std::string& path, const Options& options) {
   if (auto checked = CheckVersion(path); !checked) return checked.error();
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
+  // Fail-stop: after an I/O error the store is latched, never resumed.
+  db_options.max_bgerror_resume_count = 0;
+  db_options.db_log_dir = options.rocksdb_log_dir;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status status = rocksdb::DB::Open(db_options, path, &raw);
   if (!status.ok()) throw Failure("opening store " + path + ": " + status.ToString());
@@ -193,20 +196,20 @@ Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 
-Store::~Store() {
-  if (!impl_) return;
+Store::~Store() = default;
+
+// Here rather than in ~Store, so that a store assigned over closes the same way.
+Store::Impl::~Impl() {
   try {
-    if (!impl_->failure) {
-      impl_->Flush();
+    if (!failure) {
+      Flush();
       // Without a WAL, only a flushed memtable is on disk.
-      if (impl_->options.durability == Durability::kNone) {
-        impl_->Check(impl_->db->Flush(rocksdb::FlushOptions()));
-      }
+      if (options.durability == Durability::kNone) Check(db->Flush(rocksdb::FlushOptions()));
     }
   } catch (const std::exception& e) {
     std::cerr << "storage: closing the store: " << e.what() << "\n";
   }
-  impl_->loaded.clear();
+  loaded.clear();  // Documents go before the database.
 }
 
 Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_new) {

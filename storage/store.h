@@ -67,6 +67,12 @@ struct Options {
   // zstd level for snapshots (1 fastest .. 19 smallest).
   // Default: 3.
   int snapshot_compression_level = 3;
+
+  // Where RocksDB writes its info LOG. On a full disk, RocksDB 7.8 (built
+  // with assertions, as Debian's is) aborts when that LOG shares the failing
+  // disk, instead of reporting the error: the node stops either way.
+  // Default: empty, the data directory.
+  std::string rocksdb_log_dir;
 };
 
 // What the admin endpoint shows about one stored document.
@@ -82,6 +88,9 @@ struct DocumentInfo {
   uint64_t snapshot_bytes = 0;    // The newest snapshot's stored size.
   bool loaded = false;            // Open in this store now.
   size_t observables = 0;         // When loaded: observables, root included.
+  // Empty, or the corrupt refusal its damaged meta or head record earns
+  // (then only `name`, and what the meta record still tells, are set).
+  std::string damage;
 };
 
 // One entry of a document's history.
@@ -154,7 +163,8 @@ class Store {
   // such document.
   uint64_t Head(std::string_view name);
 
-  // One document's figures; nullopt if there is no such document.
+  // One document's figures; nullopt if there is no such document. Cheap: it
+  // reads the records, not the log (a damaged log shows at OpenDocument).
   std::optional<DocumentInfo> Info(std::string_view name);
 
   // Stored documents whose names start with `prefix` and sort after `after`,

@@ -44,6 +44,9 @@ struct Replayed {
 };
 
 struct Store::Impl {
+  // Syncs what is pending (logging a failure to stderr), then closes.
+  ~Impl();
+
   Options options;
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;
@@ -63,6 +66,9 @@ struct Store::Impl {
   void Write(rocksdb::WriteBatch& batch);
   // The value under `key`, or nullopt.
   std::optional<std::string> Get(const std::string& key);
+  // Refuses corrupt, naming `name`, for a damaged block; throws Failure for
+  // any other error.
+  Result<void> CheckRead(std::string_view name, const rocksdb::Status& status);
 
   // --- store.cc
   void OnCommit(Loaded& document, const Commit& commit);

@@ -20,6 +20,10 @@ ChannelBase::~ChannelBase() { *self_ = nullptr; }
 
 uint64_t ChannelBase::Receive(Receiver fn) {
   receivers_.emplace(next_, std::move(fn));
+  // Frames that arrived before anyone listened go to the first listener.
+  auto unread = std::move(unread_);
+  unread_.clear();
+  for (auto& frame : unread) Deliver(std::move(frame));
   return next_++;
 }
 
@@ -47,6 +51,11 @@ void ChannelBase::Deliver(codec::Frame frame) {
     auto alive = self.lock();
     if (!alive || !*alive || (*alive)->ended_) return;
     ChannelBase& channel = **alive;
+    if (channel.receivers_.empty()) {
+      if (channel.unread_.size() >= kUnreadLimit) return channel.End();
+      channel.unread_.push_back(frame);
+      return;
+    }
     // A receiver may unsubscribe others (or itself) while we walk.
     for (uint64_t handle = 0;;) {
       auto it = channel.receivers_.upper_bound(handle);

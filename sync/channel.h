@@ -79,6 +79,9 @@ class ChannelBase : public Channel {
   std::map<uint64_t, Receiver> receivers_;
   std::map<uint64_t, Listener> listeners_;
   uint64_t next_ = 1;
+  // Frames that arrived before the first receiver, kept for it.
+  static constexpr size_t kUnreadLimit = 1024;
+  std::deque<codec::Frame> unread_;
   bool closing_ = false;  // Set by End(): sending stops.
   bool ended_ = false;    // Set when the end is told: delivery stops.
 };

@@ -2,11 +2,10 @@
 // and the UTF-8 checks of the encoder.
 #include "codec/cbor.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "codec/id.h"
 #include "fixture.h"
@@ -79,12 +78,18 @@ TEST_CASE("Scan keeps integers and lengths within 2^53", "[codec][cbor]") {
 
 TEST_CASE("Scan refuses reserved and indefinite heads", "[codec][cbor]") {
   const Case c = GENERATE(values<Case>({
-      {"1c", "malformed-head"}, {"1d", "malformed-head"},
-      {"1e", "malformed-head"}, {"3c", "malformed-head"},
-      {"5d", "malformed-head"}, {"7e", "malformed-head"},
-      {"9c", "malformed-head"}, {"1f", "indefinite-length"},
-      {"3f", "indefinite-length"}, {"5f", "indefinite-length"},
-      {"7f", "indefinite-length"}, {"9f00ff", "indefinite-length"},
+      {"1c", "malformed-head"},
+      {"1d", "malformed-head"},
+      {"1e", "malformed-head"},
+      {"3c", "malformed-head"},
+      {"5d", "malformed-head"},
+      {"7e", "malformed-head"},
+      {"9c", "malformed-head"},
+      {"1f", "indefinite-length"},
+      {"3f", "indefinite-length"},
+      {"5f", "indefinite-length"},
+      {"7f", "indefinite-length"},
+      {"9f00ff", "indefinite-length"},
   }));
   INFO(c.hex);
   CHECK(Verdict(Unhex(c.hex)) == c.verdict);
@@ -93,15 +98,24 @@ TEST_CASE("Scan refuses reserved and indefinite heads", "[codec][cbor]") {
 TEST_CASE("Scan allows majors 0 to 4 and four simple values only",
           "[codec][cbor]") {
   const Case c = GENERATE(values<Case>({
-      {"a0", "unsupported-major"},   {"bf", "unsupported-major"},
-      {"a10000", "unsupported-major"}, {"c000", "unsupported-major"},
-      {"d818", "unsupported-major"}, {"df", "unsupported-major"},
-      {"f4", "ok"},                  {"f5", "ok"},
-      {"f6", "ok"},                  {"f7", "unsupported-simple"},
-      {"e0", "unsupported-simple"},  {"f0", "unsupported-simple"},
-      {"f820", "unsupported-simple"}, {"f93c00", "unsupported-simple"},
-      {"fa3f800000", "unsupported-simple"}, {"fc", "unsupported-simple"},
-      {"fd", "unsupported-simple"},  {"fe", "unsupported-simple"},
+      {"a0", "unsupported-major"},
+      {"bf", "unsupported-major"},
+      {"a10000", "unsupported-major"},
+      {"c000", "unsupported-major"},
+      {"d818", "unsupported-major"},
+      {"df", "unsupported-major"},
+      {"f4", "ok"},
+      {"f5", "ok"},
+      {"f6", "ok"},
+      {"f7", "unsupported-simple"},
+      {"e0", "unsupported-simple"},
+      {"f0", "unsupported-simple"},
+      {"f820", "unsupported-simple"},
+      {"f93c00", "unsupported-simple"},
+      {"fa3f800000", "unsupported-simple"},
+      {"fc", "unsupported-simple"},
+      {"fd", "unsupported-simple"},
+      {"fe", "unsupported-simple"},
       {"ff", "unsupported-simple"},
   }));
   INFO(c.hex);
@@ -135,15 +149,23 @@ TEST_CASE("Scan takes a float64 only for what an integer cannot hold",
 
 TEST_CASE("Scan wants exactly one whole item", "[codec][cbor]") {
   const Case c = GENERATE(values<Case>({
-      {"", "truncated"},          {"18", "truncated"},
-      {"1901", "truncated"},      {"1a000100", "truncated"},
+      {"", "truncated"},
+      {"18", "truncated"},
+      {"1901", "truncated"},
+      {"1a000100", "truncated"},
       {"1b00000001000000", "truncated"},
-      {"6261", "truncated"},      {"43010203", "ok"},
-      {"4401020300", "ok"},       {"440102", "truncated"},
-      {"81", "truncated"},        {"8200", "truncated"},
-      {"830000", "truncated"},    {"8100", "ok"},
-      {"80", "ok"},               {"0000", "trailing-bytes"},
-      {"8000", "trailing-bytes"}, {"810000", "trailing-bytes"},
+      {"6261", "truncated"},
+      {"43010203", "ok"},
+      {"4401020300", "ok"},
+      {"440102", "truncated"},
+      {"81", "truncated"},
+      {"8200", "truncated"},
+      {"830000", "truncated"},
+      {"8100", "ok"},
+      {"80", "ok"},
+      {"0000", "trailing-bytes"},
+      {"8000", "trailing-bytes"},
+      {"810000", "trailing-bytes"},
       {"f6f6", "trailing-bytes"},
   }));
   INFO(c.hex);
@@ -185,29 +207,29 @@ TEST_CASE("Scan reports the first defect in byte order", "[codec][cbor]") {
 TEST_CASE("Scan takes only well-formed UTF-8 text", "[codec][cbor]") {
   const Case c = GENERATE(values<Case>({
       {"6161", "ok"},
-      {"62c280", "ok"},          // U+0080
-      {"62dfbf", "ok"},          // U+07FF
-      {"63e0a080", "ok"},        // U+0800
-      {"63ed9fbf", "ok"},        // U+D7FF
-      {"63ee8080", "ok"},        // U+E000
-      {"63efbbbf", "ok"},        // U+FEFF, kept as text.
-      {"63efbfbf", "ok"},        // U+FFFF
-      {"64f0908080", "ok"},      // U+10000
-      {"64f09f9880", "ok"},      // U+1F600
-      {"64f48fbfbf", "ok"},      // U+10FFFF
-      {"6100", "ok"},            // U+0000 is a character.
+      {"62c280", "ok"},      // U+0080
+      {"62dfbf", "ok"},      // U+07FF
+      {"63e0a080", "ok"},    // U+0800
+      {"63ed9fbf", "ok"},    // U+D7FF
+      {"63ee8080", "ok"},    // U+E000
+      {"63efbbbf", "ok"},    // U+FEFF, kept as text.
+      {"63efbfbf", "ok"},    // U+FFFF
+      {"64f0908080", "ok"},  // U+10000
+      {"64f09f9880", "ok"},  // U+1F600
+      {"64f48fbfbf", "ok"},  // U+10FFFF
+      {"6100", "ok"},        // U+0000 is a character.
       {"62c328", "invalid-utf8"},
-      {"6180", "invalid-utf8"},  // A lone continuation byte.
-      {"61c3", "invalid-utf8"},  // A sequence cut short.
-      {"62c080", "invalid-utf8"},   // Overlong U+0000.
-      {"62c1bf", "invalid-utf8"},   // Overlong U+007F.
-      {"63e08080", "invalid-utf8"},  // Overlong.
-      {"63e09fbf", "invalid-utf8"},  // Overlong U+07FF.
-      {"64f08fbfbf", "invalid-utf8"},  // Overlong U+FFFF.
-      {"63eda080", "invalid-utf8"},  // U+D800, a surrogate.
-      {"63edbfbf", "invalid-utf8"},  // U+DFFF
+      {"6180", "invalid-utf8"},            // A lone continuation byte.
+      {"61c3", "invalid-utf8"},            // A sequence cut short.
+      {"62c080", "invalid-utf8"},          // Overlong U+0000.
+      {"62c1bf", "invalid-utf8"},          // Overlong U+007F.
+      {"63e08080", "invalid-utf8"},        // Overlong.
+      {"63e09fbf", "invalid-utf8"},        // Overlong U+07FF.
+      {"64f08fbfbf", "invalid-utf8"},      // Overlong U+FFFF.
+      {"63eda080", "invalid-utf8"},        // U+D800, a surrogate.
+      {"63edbfbf", "invalid-utf8"},        // U+DFFF
       {"66eda0bdedb880", "invalid-utf8"},  // A surrogate pair, CESU style.
-      {"64f4908080", "invalid-utf8"},  // U+110000
+      {"64f4908080", "invalid-utf8"},      // U+110000
       {"64f5808080", "invalid-utf8"},
       {"65f888808080", "invalid-utf8"},  // Five-byte form.
       {"61fe", "invalid-utf8"},
@@ -222,7 +244,8 @@ TEST_CASE("CheckText tells an encoded surrogate from other bad UTF-8",
           "[codec][cbor]") {
   auto reason = [](std::string_view text) {
     auto checked = CheckText(text);
-    return checked ? std::string("ok") : std::string(Name(checked.error().reason));
+    return checked ? std::string("ok")
+                   : std::string(Name(checked.error().reason));
   };
   CHECK(reason("") == "ok");
   CHECK(reason("plain") == "ok");
@@ -296,7 +319,10 @@ TEST_CASE("Writer writes heads, text and bytes in their shortest form",
   writer.Array(2);
   writer.Text("hi");
   writer.Bytes(std::string(24, '\x01'));
-  CHECK(Hex(out) == "8262686958" "18" + Repeat("01", 24));
+  CHECK(Hex(out) ==
+        "8262686958"
+        "18" +
+            Repeat("01", 24));
   out.clear();
   writer.Uint(uint64_t{1} << 53);
   writer.Head(1, 23);
@@ -309,8 +335,9 @@ TEST_CASE("Writer writes heads, text and bytes in their shortest form",
 TEST_CASE("Reader reads what Scan accepted and consumes nothing on a mismatch",
           "[codec][cbor]") {
   // [7, -3, "ab", h'01', true, null, [1, [2]], 0.5]
-  const std::string bytes =
-      Unhex("8807226261624101f5f68201810" "2fb3fe0000000000000");
+  const std::string bytes = Unhex(
+      "8807226261624101f5f68201810"
+      "2fb3fe0000000000000");
   REQUIRE(Scan(bytes).has_value());
   Reader in(bytes);
   uint64_t count = 0;
@@ -338,7 +365,9 @@ TEST_CASE("Reader reads what Scan accepted and consumes nothing on a mismatch",
   REQUIRE(in.ReadBool(flag));
   CHECK(flag);
   REQUIRE(in.ReadNull());
-  CHECK(Hex(in.NextItem()) == "820181" "02");
+  CHECK(Hex(in.NextItem()) ==
+        "820181"
+        "02");
   in.Skip();
   CHECK(in.Peek() == Reader::Type::kFloat);
   double number = 0;

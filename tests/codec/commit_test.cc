@@ -2,15 +2,14 @@
 // refusals, and ValidateCommit's promise to allocate nothing.
 #include "codec/commit.h"
 
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include <boost/json.hpp>
-#include <catch2/catch.hpp>
-
-#include "codec/cbor.h"
 #include "allocations.h"
+#include "codec/cbor.h"
 #include "codec/id.h"
 #include "fixture.h"
 
@@ -52,14 +51,34 @@ TEST_CASE("DecodeCommit refuses a malformed commit shape", "[codec][commit]") {
       {"00", "invalid-commit"},
       {"80", "invalid-commit"},
       {"8100", "invalid-commit"},
-      {"83" "81" + add + "44aabbccdd" "00", "invalid-commit"},
+      {"83"
+       "81" +
+           add +
+           "44aabbccdd"
+           "00",
+       "invalid-commit"},
       {"8180", "empty-commit"},
       {"828044aabbccdd", "empty-commit"},
-      {"82" "81" + add + "616b", "invalid-tag"},
-      {"82" "81" + add + "43aabbcc", "invalid-tag"},
-      {"82" "81" + add + "5821" + std::string(66, 'a'), "invalid-tag"},
-      {"82" "81" + add + "44aabbccdd", "ok"},
-      {"82" "81" + add + "5820" + std::string(64, 'a'), "ok"},
+      {"82"
+       "81" +
+           add + "616b",
+       "invalid-tag"},
+      {"82"
+       "81" +
+           add + "43aabbcc",
+       "invalid-tag"},
+      {"82"
+       "81" +
+           add + "5821" + std::string(66, 'a'),
+       "invalid-tag"},
+      {"82"
+       "81" +
+           add + "44aabbccdd",
+       "ok"},
+      {"82"
+       "81" +
+           add + "5820" + std::string(64, 'a'),
+       "ok"},
   }));
   INFO(c.hex);
   CHECK(Verdict(c.hex) == c.verdict);
@@ -158,9 +177,11 @@ TEST_CASE("DecodeCommit refuses deltas out of canonical order",
       {two(add(kId2, kRefK), add(kId1, kRefK)), "deltas-out-of-order"},
       {two(add(kId1, kRefK), add(kId1, kRefK)), "duplicate-slot"},
       {two(add(kId1, kRefK), "8302" + kId1 + kRefK), "duplicate-slot"},
-      {two(add(kId1, "82006162"), add(kId1, "82006161")), "deltas-out-of-order"},
+      {two(add(kId1, "82006162"), add(kId1, "82006161")),
+       "deltas-out-of-order"},
       {two(add(kId1, "8200616b"), add(kId1, "8200626161")), "ok"},
-      {two(add(kId1, "8200626161"), add(kId1, "8200616b")), "deltas-out-of-order"},
+      {two(add(kId1, "8200626161"), add(kId1, "8200616b")),
+       "deltas-out-of-order"},
       {two(add(kId1, "82014140"), add(kId1, kRefK)), "deltas-out-of-order"},
       {two(add(kId1, kRefK), add(kId1, "82014140")), "ok"},
   }));
@@ -185,9 +206,13 @@ TEST_CASE("DecodeCommit checks in the reference order", "[codec][commit]") {
   CHECK(Verdict(One("8303480000000000000001" + kRefK)) == "unknown-delta-type");
   CHECK(Verdict(One("8302480000000000000001" + std::string("616b"))) ==
         "invalid-id");
-  CHECK(Verdict(One("8402" + kId1 + "8201" "40" "05")) == "invalid-position");
+  CHECK(Verdict(One("8402" + kId1 +
+                    "8201"
+                    "40"
+                    "05")) == "invalid-position");
   CHECK(Verdict(One("8300" + kId1 + "8203616b")) == "unknown-ref-kind");
-  CHECK(Verdict(One("8400" + kId1 + kRefK + "83020380")) == "unknown-edge-kind");
+  CHECK(Verdict(One("8400" + kId1 + kRefK + "83020380")) ==
+        "unknown-edge-kind");
 }
 
 Id MakeId(uint8_t n) {
@@ -288,12 +313,12 @@ TEST_CASE("EncodeCommit appends, and leaves the output alone on refusal",
 
 TEST_CASE("Values keep what they are through a round trip", "[codec][commit]") {
   const Commit commit{
-      {Add(1, "bom", "\xef\xbb\xbf" "kept"),
+      {Add(1, "bom",
+           "\xef\xbb\xbf"
+           "kept"),
        Add(1, "bytes", Bytes{std::string("\x00\xff", 2)}),
-       Add(1, "empty", Bytes{}),
-       Add(1, "text", std::string()),
-       Add(1, "zero", -0.0),
-       Add(1, "null", Value{}),
+       Add(1, "empty", Bytes{}), Add(1, "text", std::string()),
+       Add(1, "zero", -0.0), Add(1, "null", Value{}),
        Add(1, "ref", Reference{Edge::kAlias, Kind::kMap, MakeId(7)}),
        Add(1, "\xf0\x9f\x94\x91", false)},
       std::string("tagg")};
@@ -313,7 +338,8 @@ TEST_CASE("Values keep what they are through a round trip", "[codec][commit]") {
     CHECK(found);
   }
   CHECK(decoded->tag == commit.tag);
-  CHECK(Hex(*bytes).find("647a65726f" "00") != std::string::npos);
+  CHECK(Hex(*bytes).find("647a65726f"
+                         "00") != std::string::npos);
 }
 
 TEST_CASE("ValidateCommit and Scan allocate nothing on valid input",

@@ -1,11 +1,10 @@
 // The conformance fixtures of spec/README.md §3-4 and §6, run against the
 // codec: every valid one both ways, every invalid one for its exact reason.
 #include <algorithm>
-#include <random>
-#include <string>
-
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <random>
+#include <string>
 
 #include "codec/cbor.h"
 #include "codec/commit.h"
@@ -30,9 +29,10 @@ TEST_CASE("The fixture corpus is complete", "[codec][conformance]") {
   CHECK(testing::FixtureFiles("frames", "invalid-").size() == 20);
 }
 
-TEST_CASE("A valid commit fixture decodes to its deltas and encodes to its "
-          "bytes in any order",
-          "[codec][conformance]") {
+TEST_CASE(
+    "A valid commit fixture decodes to its deltas and encodes to its "
+    "bytes in any order",
+    "[codec][conformance]") {
   const std::string path =
       GENERATE(from_range(testing::FixtureFiles("fixtures")));
   INFO(testing::BaseName(path));

@@ -1,12 +1,11 @@
 #include "fixture.h"
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <boost/json.hpp>
 
 #include "codec/id.h"
 
@@ -156,9 +155,11 @@ Frame FrameFromJson(const json::value& json) {
   const std::string kind = Text(object.at("kind"));
   const uint64_t topic = Count(object.at("topic"));
   if (kind == "open") {
-    OpenFrame open{topic, Text(object.at("name")), {}, object.at("want").as_bool()};
+    OpenFrame open{
+        topic, Text(object.at("name")), {}, object.at("want").as_bool()};
     if (const json::value& root = object.at("root"); !root.is_null()) {
-      open.root = RootRef{Unhex(Text(root.at("id"))), KindFrom(root.at("kind"))};
+      open.root =
+          RootRef{Unhex(Text(root.at("id"))), KindFrom(root.at("kind"))};
     }
     return open;
   }

@@ -1,10 +1,9 @@
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 #include "codec/cbor.h"
 #include "codec/frame.h"

@@ -2,9 +2,8 @@
 // decoder tells byte faults, bad commits and bad frames apart.
 #include "codec/frame.h"
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "codec/commit.h"
 #include "codec/id.h"
@@ -45,9 +44,11 @@ TEST_CASE("Every frame kind survives a round trip", "[codec][frame]") {
       StateFrame{2, OneAdd()},
       StateFrame{2, std::nullopt},
       CommitsFrame{3, 5, {OneAdd(), OneAdd()}},
-      RefusedFrame{4, 1, {WireReason{"unreachable", "why", std::nullopt},
-                          WireReason{"x", "", std::vector<std::string>{}},
-                          WireReason{"y", "z", std::vector<std::string>{"a"}}}},
+      RefusedFrame{4,
+                   1,
+                   {WireReason{"unreachable", "why", std::nullopt},
+                    WireReason{"x", "", std::vector<std::string>{}},
+                    WireReason{"y", "z", std::vector<std::string>{"a"}}}},
       LeaveFrame{7},
       FaultFrame{0, "bad-frame", "whole link"},
   }));
@@ -106,23 +107,28 @@ TEST_CASE("DecodeFrame refuses numbers that are not small whole numbers",
   CHECK(DecodeReason("82fb3ff800000000000001") == "bad-frame");
   CHECK(DecodeReason("82fb43f000000000000001") == "bad-frame");
   CHECK(DecodeReason("8405006162616d") == "ok");
-  CHECK(DecodeReason("840520616261" "6d") == "bad-frame");
+  CHECK(DecodeReason("840520616261"
+                     "6d") == "bad-frame");
 }
 
-TEST_CASE("DecodeFrame keeps byte-layer and commit reasons",
-          "[codec][frame]") {
+TEST_CASE("DecodeFrame keeps byte-layer and commit reasons", "[codec][frame]") {
   CHECK(DecodeReason("8204") == "truncated");
   CHECK(DecodeReason("82040700") == "trailing-bytes");
   CHECK(DecodeReason("82041807") == "non-canonical-integer");
   CHECK(DecodeReason("8204a0") == "unsupported-major");
   CHECK(DecodeReason("84050061ff616d") == "invalid-utf8");
   // A state whose commit is empty, and one whose commit has a text delta.
-  CHECK(DecodeReason("8301024281" "80") == "empty-commit");
+  CHECK(DecodeReason("8301024281"
+                     "80") == "empty-commit");
   CHECK(DecodeReason("830102428100") == "invalid-commit");
   // Structure around a commit is judged before the commit.
-  CHECK(DecodeReason("84020100814281" "80") == "bad-frame");  // first 0
-  CHECK(DecodeReason("84020101814281" "80") == "empty-commit");
-  CHECK(DecodeReason("8403010081" "83616361" "6df6") == "bad-frame");  // seq 0
+  CHECK(DecodeReason("84020100814281"
+                     "80") == "bad-frame");  // first 0
+  CHECK(DecodeReason("84020101814281"
+                     "80") == "empty-commit");
+  CHECK(DecodeReason("8403010081"
+                     "83616361"
+                     "6df6") == "bad-frame");  // seq 0
 }
 
 TEST_CASE("DecodeFrame checks an open's fields in the reference order",
@@ -130,7 +136,8 @@ TEST_CASE("DecodeFrame checks an open's fields in the reference order",
   const std::string id = "4c0102030405060708090a0b0c";
   CHECK(DecodeReason("8600016162" + id + "00f4") == "ok");
   // The root id's width belongs to the link, not to the frame.
-  CHECK(DecodeReason("860001616243010203" "00f4") == "ok");
+  CHECK(DecodeReason("860001616243010203"
+                     "00f4") == "ok");
   CHECK(DecodeReason("86000161624000f4") == "ok");
   CHECK(DecodeReason("8600016162" + id + "03f4") == "bad-frame");
   CHECK(DecodeReason("8600016162" + id + "f6f5") == "bad-frame");
@@ -145,13 +152,21 @@ TEST_CASE("DecodeFrame checks an open's fields in the reference order",
 
 TEST_CASE("DecodeFrame checks a refused frame's reasons", "[codec][frame]") {
   auto refused = [](const std::string& reason) {
-    return "84030101" "81" + reason;
+    return "84030101"
+           "81" +
+           reason;
   };
-  CHECK(DecodeReason(refused("83616361" "6df6")) == "ok");
-  CHECK(DecodeReason(refused("83616361" "6d80")) == "ok");
-  CHECK(DecodeReason(refused("83616361" "6d8161" "70")) == "ok");
-  CHECK(DecodeReason(refused("83616361" "6d8101")) == "bad-frame");
-  CHECK(DecodeReason(refused("83616361" "6d01")) == "bad-frame");
+  CHECK(DecodeReason(refused("83616361"
+                             "6df6")) == "ok");
+  CHECK(DecodeReason(refused("83616361"
+                             "6d80")) == "ok");
+  CHECK(DecodeReason(refused("83616361"
+                             "6d8161"
+                             "70")) == "ok");
+  CHECK(DecodeReason(refused("83616361"
+                             "6d8101")) == "bad-frame");
+  CHECK(DecodeReason(refused("83616361"
+                             "6d01")) == "bad-frame");
   CHECK(DecodeReason(refused("82016161")) == "bad-frame");
   CHECK(DecodeReason(refused("8301616df6")) == "bad-frame");
   CHECK(DecodeReason(refused("83616301f6")) == "bad-frame");

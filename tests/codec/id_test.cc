@@ -1,10 +1,9 @@
 // Ids in their text form, and the hex helpers.
 #include "codec/id.h"
 
+#include <catch2/catch.hpp>
 #include <random>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 namespace aweft::codec {
 namespace {
@@ -51,10 +50,11 @@ TEST_CASE("An id's text form round-trips", "[codec][id]") {
 
 TEST_CASE("IdFromText refuses anything but 16 base64url characters",
           "[codec][id]") {
-  const std::string text = GENERATE(as<std::string>{},
-      "", "AAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAA=",
-      "AAAAAAAAAAAAAA==", "AAAAAAAAAAAAAAA+", "AAAAAAAAAAAAAAA/",
-      "AAAAAAAA AAAAAAA", "AAAAAAAAAAAAAA\xc3\xa9", "AAAAAAAAAAAAAAA.");
+  const std::string text =
+      GENERATE(as<std::string>{}, "", "AAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAA",
+               "AAAAAAAAAAAAAAA=", "AAAAAAAAAAAAAA==", "AAAAAAAAAAAAAAA+",
+               "AAAAAAAAAAAAAAA/", "AAAAAAAA AAAAAAA", "AAAAAAAAAAAAAA\xc3\xa9",
+               "AAAAAAAAAAAAAAA.");
   INFO(text);
   auto id = IdFromText(text);
   REQUIRE_FALSE(id.has_value());

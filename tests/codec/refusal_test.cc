@@ -1,13 +1,12 @@
 // Refusals: every reason's one spelling, its fix, and the rendered form.
 #include "codec/refusal.h"
 
+#include <catch2/catch.hpp>
 #include <cctype>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 namespace aweft::codec {
 namespace {
@@ -81,7 +80,7 @@ const std::vector<std::pair<Reason, std::string>>& Spellings() {
   return spellings;
 }
 
-TEST_CASE("Every reason has the spec's spelling", "[refusal]") {
+TEST_CASE("Every reason has the spec's spelling", "[codec][refusal]") {
   const auto& spellings = Spellings();
   // The table covers the enum: its last entry is the last enumerator.
   REQUIRE(static_cast<size_t>(spellings.back().first) + 1 == spellings.size());
@@ -96,7 +95,8 @@ TEST_CASE("Every reason has the spec's spelling", "[refusal]") {
   CHECK(Name(static_cast<Reason>(spellings.size())) == "unknown-reason");
 }
 
-TEST_CASE("Every reason has one imperative sentence as its fix", "[refusal]") {
+TEST_CASE("Every reason has one imperative sentence as its fix",
+          "[codec][refusal]") {
   for (const auto& [reason, spelling] : Spellings()) {
     INFO(spelling);
     const std::string_view fix = Fix(reason);
@@ -108,11 +108,10 @@ TEST_CASE("Every reason has one imperative sentence as its fix", "[refusal]") {
   }
 }
 
-TEST_CASE("A refusal renders as reason, detail and fix", "[refusal]") {
+TEST_CASE("A refusal renders as reason, detail and fix", "[codec][refusal]") {
   const Refusal refusal{Reason::kTruncated, "a head is cut short at offset 3"};
-  CHECK(refusal.ToString() ==
-        "truncated: a head is cut short at offset 3. " +
-            std::string(Fix(Reason::kTruncated)));
+  CHECK(refusal.ToString() == "truncated: a head is cut short at offset 3. " +
+                                  std::string(Fix(Reason::kTruncated)));
   const Refusal stopped{Reason::kBadFrame, "topic 0."};
   CHECK(stopped.ToString() ==
         "bad-frame: topic 0. " + std::string(Fix(Reason::kBadFrame)));

@@ -2,11 +2,10 @@
 // order of slots checked against the encoding it stands for.
 #include "codec/value.h"
 
+#include <catch2/catch.hpp>
 #include <random>
 #include <string>
 #include <unordered_set>
-
-#include <catch2/catch.hpp>
 
 #include "codec/cbor.h"
 
@@ -38,7 +37,8 @@ int CompareEncoded(const Delta& a, const Delta& b) {
 }
 
 Delta At(uint8_t id, Kind kind, std::string key) {
-  Delta delta{DeltaType::kAdd, {}, Ref{kind, std::move(key)}, Value{}};
+  // Only the slot matters to the order, so the delta is a remove.
+  Delta delta{DeltaType::kRemove, {}, Ref{kind, std::move(key)}, {}};
   delta.id.bytes[11] = id;
   delta.id.bytes[0] = static_cast<uint8_t>(id * 37);
   return delta;
@@ -47,11 +47,23 @@ Delta At(uint8_t id, Kind kind, std::string key) {
 TEST_CASE("CompareSlots agrees with comparing the encodings",
           "[codec][value]") {
   // Keys chosen where byte order, length order and UTF-16 order disagree.
-  const std::vector<std::string> keys = {
-      "", "a", "b", "aa", "ab", "\x7f", "\xc2\x80", "\xef\xbf\xbf",
-      "\xf0\x9f\x94\x91", "\xee\x80\x80" "a", std::string(23, 'z'),
-      std::string(24, 'a'), std::string(255, 'b'), std::string(256, 'a'),
-      std::string("\x00", 1), std::string("\xff\x01", 2)};
+  const std::vector<std::string> keys = {"",
+                                         "a",
+                                         "b",
+                                         "aa",
+                                         "ab",
+                                         "\x7f",
+                                         "\xc2\x80",
+                                         "\xef\xbf\xbf",
+                                         "\xf0\x9f\x94\x91",
+                                         "\xee\x80\x80"
+                                         "a",
+                                         std::string(23, 'z'),
+                                         std::string(24, 'a'),
+                                         std::string(255, 'b'),
+                                         std::string(256, 'a'),
+                                         std::string("\x00", 1),
+                                         std::string("\xff\x01", 2)};
   std::vector<Delta> slots;
   for (uint8_t id : {1, 2, 200}) {
     for (Kind kind : {Kind::kObject, Kind::kArray, Kind::kMap}) {
@@ -74,7 +86,8 @@ TEST_CASE("CompareSlots agrees with the encodings on random slots",
     for (uint8_t& byte : delta.id.bytes) byte = random() % 2;  // Collide often.
     const size_t length = random() % 4 == 0 ? random() % 300 : random() % 4;
     for (size_t i = 0; i < length; ++i) {
-      delta.ref.key.push_back(static_cast<char>(random() % 3 == 0 ? random() : 'a'));
+      delta.ref.key.push_back(
+          static_cast<char>(random() % 3 == 0 ? random() : 'a'));
     }
     return delta;
   };
@@ -88,16 +101,20 @@ TEST_CASE("CompareSlots agrees with the encodings on random slots",
 TEST_CASE("CompareSlots orders by id, then kind, then key", "[codec][value]") {
   CHECK(CompareSlots(At(1, Kind::kMap, "zz"), At(2, Kind::kObject, "")) < 0);
   CHECK(CompareSlots(At(1, Kind::kObject, "zz"), At(1, Kind::kArray, "a")) < 0);
-  CHECK(CompareSlots(At(1, Kind::kObject, "z"), At(1, Kind::kObject, "aa")) < 0);
+  CHECK(CompareSlots(At(1, Kind::kObject, "z"), At(1, Kind::kObject, "aa")) <
+        0);
   // U+FFFF sorts below U+1F511 in UTF-8, though not in UTF-16 code units...
-  CHECK(CompareSlots(At(1, Kind::kObject, "\xef\xbf\xbf" "a"),
+  CHECK(CompareSlots(At(1, Kind::kObject,
+                        "\xef\xbf\xbf"
+                        "a"),
                      At(1, Kind::kObject, "\xf0\x9f\x94\x91")) < 0);
   // ...and U+E000 sorts above U+1F511's lead bytes only when longer.
   CHECK(CompareSlots(At(1, Kind::kObject, "\xee\x80\x80"),
                      At(1, Kind::kObject, "\xf0\x9f\x94\x91")) < 0);
-  CHECK(CompareSlots(At(1, Kind::kArray, "\x80"),
-                     At(1, Kind::kArray, "\x7f")) > 0);
-  CHECK(CompareSlots(At(1, Kind::kArray, "ab"), At(1, Kind::kArray, "ab")) == 0);
+  CHECK(CompareSlots(At(1, Kind::kArray, "\x80"), At(1, Kind::kArray, "\x7f")) >
+        0);
+  CHECK(CompareSlots(At(1, Kind::kArray, "ab"), At(1, Kind::kArray, "ab")) ==
+        0);
 }
 
 TEST_CASE("ValidPosition wants non-empty bytes not ending in zero",

@@ -1,0 +1,273 @@
+// The WebSocket channel: the one place the link meets Boost.Beast. A Session
+// owns the socket and runs two loops (read, write) as coroutines on the
+// socket's executor; the channel hands it frames and hears what arrives.
+
+#include "sync/websocket.h"
+
+#include <deque>
+#include <exception>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/websocket/stream.hpp>
+
+namespace aweft::sync {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = boost::beast::websocket;
+using tcp = asio::ip::tcp;
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+// A coroutine that throws stops the process (fail-stop), never silently.
+void Rethrow(std::exception_ptr e) {
+  if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
+void AsioScheduler::Post(std::function<void()> work) {
+  asio::post(executor_, std::move(work));
+}
+
+class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
+ public:
+  using Stream = websocket::stream<beast::tcp_stream>;
+
+  Session(Stream stream, size_t max_message)
+      : stream_(std::move(stream)),
+        wake_(stream_.get_executor(), asio::steady_timer::time_point::max()) {
+    stream_.read_message_max(max_message);
+    stream_.binary(true);
+  }
+
+  WebSocketChannel* owner = nullptr;  // Cleared when the channel goes.
+
+  // Starts the loops on an open connection.
+  void Start() {
+    open_ = true;
+    asio::co_spawn(stream_.get_executor(), ReadLoop(shared_from_this()), Rethrow);
+    asio::co_spawn(stream_.get_executor(), WriteLoop(shared_from_this()), Rethrow);
+  }
+
+  static asio::awaitable<void> Dial(std::shared_ptr<Session> self, std::string host,
+                                    std::string port, std::string path) {
+    tcp::resolver resolver(self->stream_.get_executor());
+    auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kNoThrow);
+    if (rec) co_return self->Fail("cannot resolve " + host + ": " + rec.message());
+    auto [cec, endpoint] =
+        co_await beast::get_lowest_layer(self->stream_).async_connect(endpoints, kNoThrow);
+    if (cec) co_return self->Fail("cannot connect to " + host + ":" + port + ": " + cec.message());
+    auto [hec] = co_await self->stream_.async_handshake(host + ":" + port, path, kNoThrow);
+    if (hec) co_return self->Fail("the WebSocket handshake failed: " + hec.message());
+    self->Start();
+  }
+
+  void Send(bool binary, std::string bytes) {
+    if (closing_) return;
+    outbox_.emplace_back(binary, std::move(bytes));
+    wake_.cancel();
+  }
+
+  // Sends what is queued, then closes.
+  void CloseAfterDrain() {
+    closing_ = true;
+    wake_.cancel();
+    if (!open_) Fail("closed before it opened");
+  }
+
+  // Ends the connection at once.
+  void Fail(std::string reason) {
+    closing_ = true;
+    if (!ended_) {
+      ended_ = true;
+      beast::error_code ignored;
+      beast::get_lowest_layer(stream_).socket().close(ignored);
+      wake_.cancel();
+      if (owner) owner->OnEnd(std::move(reason));
+    }
+  }
+
+ private:
+  static asio::awaitable<void> ReadLoop(std::shared_ptr<Session> self) {
+    beast::flat_buffer buffer;
+    while (!self->ended_) {
+      auto [ec, n] = co_await self->stream_.async_read(buffer, kNoThrow);
+      if (ec) {
+        self->Fail(ec == websocket::error::closed ? "the other end closed"
+                                                  : "the connection ended: " + ec.message());
+        break;
+      }
+      const bool binary = self->stream_.got_binary();
+      std::string bytes = beast::buffers_to_string(buffer.data());
+      buffer.consume(n);
+      if (self->owner) self->owner->OnMessage(binary, std::move(bytes));
+    }
+  }
+
+  static asio::awaitable<void> WriteLoop(std::shared_ptr<Session> self) {
+    while (!self->ended_) {
+      if (self->outbox_.empty()) {
+        if (self->closing_) {
+          (void)co_await self->stream_.async_close(websocket::close_code::normal, kNoThrow);
+          self->Fail("closed");
+          break;
+        }
+        co_await self->wake_.async_wait(kNoThrow);
+        continue;
+      }
+      auto& [binary, bytes] = self->outbox_.front();
+      self->stream_.binary(binary);
+      auto [ec, n] = co_await self->stream_.async_write(asio::buffer(bytes), kNoThrow);
+      if (ec) {
+        self->Fail("a write failed: " + ec.message());
+        break;
+      }
+      self->outbox_.pop_front();
+    }
+  }
+
+  Stream stream_;
+  asio::steady_timer wake_;
+  std::deque<std::pair<bool, std::string>> outbox_;
+  bool open_ = false, closing_ = false, ended_ = false;
+};
+
+WebSocketChannel::WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session> session)
+    : ChannelBase(scheduler), session_(std::move(session)) {
+  session_->owner = this;
+}
+
+WebSocketChannel::~WebSocketChannel() {
+  session_->owner = nullptr;
+  session_->Fail("the channel was destroyed");
+}
+
+std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor executor,
+                                                         Scheduler& scheduler,
+                                                         const std::string& url,
+                                                         Options options) {
+  // ws://host:port/path
+  std::string rest = url.rfind("ws://", 0) == 0 ? url.substr(5) : url;
+  const size_t slash = rest.find('/');
+  std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
+  std::string authority = rest.substr(0, slash);
+  const size_t colon = authority.rfind(':');
+  std::string host = authority.substr(0, colon);
+  std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
+  auto session = std::make_shared<Session>(Session::Stream(executor), options.max_message);
+  auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
+  asio::co_spawn(executor, Session::Dial(session, host, port, path), Rethrow);
+  return channel;
+}
+
+void WebSocketChannel::Send(const codec::Frame& frame) {
+  if (ended()) return;
+  auto bytes = codec::EncodeFrame(frame);
+  if (!bytes) return OnEnd("a frame could not be encoded: " + bytes.error().ToString());
+  session_->Send(true, std::move(*bytes));
+}
+
+void WebSocketChannel::SendText(std::string text) {
+  if (!ended()) session_->Send(false, std::move(text));
+}
+
+void WebSocketChannel::SendBinary(std::string bytes) {
+  if (!ended()) session_->Send(true, std::move(bytes));
+}
+
+void WebSocketChannel::Close() {
+  if (ended()) return;
+  session_->CloseAfterDrain();
+  End();
+}
+
+void WebSocketChannel::OnMessage(bool binary, std::string bytes) {
+  if (ended()) return;
+  if (!binary) {
+    if (on_text_) on_text_(bytes);
+    return;
+  }
+  auto frame = codec::DecodeFrame(bytes);
+  if (!frame) {
+    // Bytes that are not a frame end the link, and the socket under it.
+    session_->Fail(frame.error().ToString());
+    return;
+  }
+  Deliver(std::move(*frame));
+}
+
+void WebSocketChannel::OnEnd(std::string reason) {
+  if (end_reason_.empty()) end_reason_ = std::move(reason);
+  End();
+}
+
+// --- Listener
+
+struct WebSocketListener::State : std::enable_shared_from_this<State> {
+  State(asio::any_io_executor executor, Scheduler& scheduler) : acceptor(executor), scheduler(scheduler) {}
+  tcp::acceptor acceptor;
+  Scheduler& scheduler;
+  std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel;
+  WebSocketChannel::Options options;
+  bool stopped = false;
+
+  static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
+    while (!self->stopped) {
+      auto [ec, socket] = co_await self->acceptor.async_accept(kNoThrow);
+      if (ec) {
+        if (self->stopped || ec == asio::error::operation_aborted) break;
+        continue;  // One failed accept does not end the listener.
+      }
+      asio::co_spawn(self->acceptor.get_executor(), Handshake(self, std::move(socket)), Rethrow);
+    }
+  }
+
+  static asio::awaitable<void> Handshake(std::shared_ptr<State> self, tcp::socket socket) {
+    WebSocketChannel::Session::Stream stream(std::move(socket));
+    auto [ec] = co_await stream.async_accept(kNoThrow);
+    if (ec || self->stopped) co_return;
+    auto session = std::make_shared<WebSocketChannel::Session>(std::move(stream),
+                                                               self->options.max_message);
+    auto channel = std::make_unique<WebSocketChannel>(self->scheduler, session);
+    session->Start();
+    self->on_channel(std::move(channel));
+  }
+};
+
+WebSocketListener::WebSocketListener(asio::any_io_executor executor, Scheduler& scheduler,
+                                     const std::string& address, uint16_t port,
+                                     std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel,
+                                     WebSocketChannel::Options options)
+    : state_(std::make_shared<State>(executor, scheduler)) {
+  state_->on_channel = std::move(on_channel);
+  state_->options = options;
+  tcp::endpoint endpoint(asio::ip::make_address(address), port);
+  state_->acceptor.open(endpoint.protocol());
+  state_->acceptor.set_option(asio::socket_base::reuse_address(true));
+  state_->acceptor.bind(endpoint);
+  state_->acceptor.listen();
+  asio::co_spawn(executor, State::Accept(state_), Rethrow);
+}
+
+WebSocketListener::~WebSocketListener() { Stop(); }
+
+uint16_t WebSocketListener::port() const { return state_->acceptor.local_endpoint().port(); }
+
+void WebSocketListener::Stop() {
+  if (state_->stopped) return;
+  state_->stopped = true;
+  beast::error_code ignored;
+  state_->acceptor.close(ignored);
+}
+
+}  // namespace aweft::sync

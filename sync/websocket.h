@@ -1,0 +1,96 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "sync/channel.h"
+
+namespace aweft::sync {
+
+// A Scheduler over an Asio executor: work is posted, never run inline.
+class AsioScheduler : public Scheduler {
+ public:
+  explicit AsioScheduler(boost::asio::any_io_executor executor)
+      : executor_(std::move(executor)) {}
+  void Post(std::function<void()> work) override;
+
+ private:
+  boost::asio::any_io_executor executor_;
+};
+
+// A channel over one WebSocket connection (Boost.Beast), for the dialing and
+// the accepting end alike. Frames travel as binary messages; text messages
+// are handed to the text handler (for `requests`), so both share one socket.
+// Frames sent while the connection is still opening are held and sent, in
+// order, once it is open. Bytes that do not decode as a frame end the
+// channel and close the socket; they never reach the process.
+// Lives on the executor's thread; the scheduler must post to that executor.
+class WebSocketChannel : public ChannelBase {
+ public:
+  struct Options {
+    // The largest message read. Default: 16 MiB.
+    size_t max_message = 16 << 20;
+  };
+
+  // Dials `url` (ws://host:port/path).
+  static std::unique_ptr<WebSocketChannel> Dial(boost::asio::any_io_executor executor,
+                                                Scheduler& scheduler,
+                                                const std::string& url,
+                                                Options options);
+  static std::unique_ptr<WebSocketChannel> Dial(boost::asio::any_io_executor executor,
+                                                Scheduler& scheduler,
+                                                const std::string& url) {
+    return Dial(std::move(executor), scheduler, url, Options{});
+  }
+
+  ~WebSocketChannel() override;
+
+  void Send(const codec::Frame& frame) override;
+  void Close() override;
+
+  // Text messages: sending one, and the handler for those that arrive.
+  void SendText(std::string text);
+  // A binary message of any bytes, as they are (tools and tests).
+  void SendBinary(std::string bytes);
+  void OnText(std::function<void(const std::string&)> fn) { on_text_ = std::move(fn); }
+
+  // Why the channel ended, when it did ("bad-frame: ...", a socket error).
+  const std::string& end_reason() const { return end_reason_; }
+
+  class Session;  // The socket and its loops (websocket.cc).
+
+  // Takes a session the listener accepted (see Accepted()).
+  WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session> session);
+
+ private:
+  friend class Session;
+  void OnMessage(bool binary, std::string bytes);
+  void OnEnd(std::string reason);
+
+  std::shared_ptr<Session> session_;
+  std::function<void(const std::string&)> on_text_;
+  std::string end_reason_;
+};
+
+// Accepts WebSocket connections on `port` of 127.0.0.1 (0 picks one) and
+// hands each to `on_channel` once its handshake is done.
+class WebSocketListener {
+ public:
+  WebSocketListener(boost::asio::any_io_executor executor, Scheduler& scheduler,
+                    const std::string& address, uint16_t port,
+                    std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel,
+                    WebSocketChannel::Options options = {});
+  ~WebSocketListener();
+  uint16_t port() const;
+  void Stop();
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace aweft::sync

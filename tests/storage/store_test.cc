@@ -1,0 +1,440 @@
+#include "storage/store.h"
+
+#include <rocksdb/db.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "codec/commit.h"
+#include "codec/id.h"
+#include "storage/format.h"
+#include "sync/snapshot.h"
+#include "tests/storage/temp_dir.h"
+#include "tests/sync/editor.h"
+
+namespace aweft::storage {
+namespace {
+
+using codec::Reason;
+using testing::TempDir;
+
+Store OpenStore(const std::string& path, const Options& options = {}) {
+  Result<Store> store = Store::Open(path, options);
+  REQUIRE(store);
+  return std::move(*store);
+}
+
+sync::Document& OpenDoc(Store& store, std::string_view name, Kind kind = Kind::kObject) {
+  Result<sync::Document*> document = store.OpenDocument(name, kind);
+  REQUIRE(document);
+  return **document;
+}
+
+void Set(sync::Document& document, const std::string& key, double value) {
+  REQUIRE(document.Set(document.root(), key, value));
+}
+
+std::vector<std::string> Files(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Writes `value` under `key` straight into the RocksDB database at `path`.
+void RawPut(const std::string& path, const std::string& key, const std::string& value) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(options, path, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  REQUIRE(db->Put(rocksdb::WriteOptions(), key, value).ok());
+}
+
+TEST_CASE("a store of another format version is refused before anything is touched",
+          "[storage][refusal]") {
+  TempDir dir;
+  { OpenStore(dir.path()); }
+  std::string version;
+  format::PutFixed32(version, 2);
+  RawPut(dir.path(), format::VersionKey(), version);
+  const auto before = Files(dir.path());
+
+  Result<Store> store = Store::Open(dir.path());
+  REQUIRE_FALSE(store);
+  CHECK(store.error().reason == Reason::kUnknownVersion);
+  CHECK_THAT(store.error().message, Catch::Contains("version 2"));
+  CHECK(Files(dir.path()) == before);
+}
+
+TEST_CASE("a directory holding something else is refused as unknown-version",
+          "[storage][refusal]") {
+  TempDir dir;
+  SECTION("a RocksDB database without a version") {
+    RawPut(dir.path(), "other", "data");
+  }
+  SECTION("a directory of other files") {
+    std::ofstream(dir.path() + "/notes.txt") << "not a store";
+  }
+  Result<Store> store = Store::Open(dir.path());
+  REQUIRE_FALSE(store);
+  CHECK(store.error().reason == Reason::kUnknownVersion);
+  CHECK_THAT(store.error().ToString(), Catch::StartsWith("unknown-version: data directory"));
+}
+
+TEST_CASE("a new name gets a fresh root, and reopening finds the same root", "[storage]") {
+  TempDir dir;
+  Id object_root, map_root;
+  {
+    Store store = OpenStore(dir.path());
+    sync::Document& object = OpenDoc(store, "notes");
+    sync::Document& map = OpenDoc(store, "people", Kind::kMap);
+    CHECK(&OpenDoc(store, "notes") == &object);  // Open names share one document.
+    CHECK(map.root().kind() == Kind::kMap);
+    object_root = object.root().id();
+    map_root = map.root().id();
+    CHECK(store.Head("notes") == 0);
+  }
+  Store store = OpenStore(dir.path());
+  CHECK(OpenDoc(store, "notes", Kind::kArray).root().id() == object_root);
+  CHECK(OpenDoc(store, "notes").root().kind() == Kind::kObject);
+  CHECK(OpenDoc(store, "people").root().id() == map_root);
+}
+
+TEST_CASE("document names are checked", "[storage][refusal]") {
+  TempDir dir;
+  Store store = OpenStore(dir.path());
+  auto bad = GENERATE(std::string(), std::string(257, 'a'), std::string("a\x01"),
+                      std::string("tab\there"), std::string("del\x7f"),
+                      std::string("\xc2\x80"), std::string("\xff"), std::string("a\0b", 3));
+  Result<sync::Document*> document = store.OpenDocument(bad);
+  REQUIRE_FALSE(document);
+  CHECK(document.error().reason == Reason::kInvalidName);
+  CHECK(store.List().empty());
+
+  for (std::string good : {std::string(256, 'a'), std::string("docs/a b"),
+                           std::string("caf\xc3\xa9"), std::string("\xf0\x9f\x98\x80")}) {
+    CHECK(store.OpenDocument(good));
+  }
+}
+
+TEST_CASE("every commit is logged under the next seq and Since answers from it",
+          "[storage]") {
+  TempDir dir;
+  Store store = OpenStore(dir.path());
+  sync::Document& document = OpenDoc(store, "d");
+  for (int i = 1; i <= 5; ++i) Set(document, "k" + std::to_string(i), i);
+  CHECK(store.Head("d") == 5);
+
+  Result<std::vector<Entry>> all = store.Since("d", 0);
+  REQUIRE(all);
+  REQUIRE(all->size() == 5);
+  for (uint64_t i = 0; i < 5; ++i) {
+    CHECK((*all)[i].seq == i + 1);
+    CHECK((*all)[i].commit.deltas.at(0).ref.key == "k" + std::to_string(i + 1));
+  }
+  Result<std::vector<Entry>> tail = store.Since("d", 3);
+  REQUIRE(tail);
+  REQUIRE(tail->size() == 2);
+  CHECK(tail->front().seq == 4);
+  Result<std::vector<Entry>> limited = store.Since("d", 1, 2);
+  REQUIRE(limited);
+  CHECK(limited->size() == 2);
+  CHECK(limited->back().seq == 3);
+
+  Result<std::vector<Entry>> at_head = store.Since("d", 5);
+  REQUIRE(at_head);
+  CHECK(at_head->empty());
+  Result<std::vector<Entry>> past_head = store.Since("d", 9);
+  REQUIRE(past_head);
+  CHECK(past_head->empty());
+
+  Result<std::vector<Entry>> missing = store.Since("nothing", 0);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().reason == Reason::kNoDocument);
+}
+
+TEST_CASE("Since refuses truncated once the log no longer reaches back",
+          "[storage][refusal]") {
+  TempDir dir;
+  Options options;
+  options.snapshot_every_commits = 10;
+  options.history_commits = 4;
+  Store store = OpenStore(dir.path(), options);
+  sync::Document& document = OpenDoc(store, "d");
+  for (int i = 1; i <= 25; ++i) Set(document, "k", i);
+  // Snapshots at 10 and 20; the log keeps 4 commits below the newest.
+  auto info = store.Info("d");
+  REQUIRE(info);
+  CHECK(info->head == 25);
+  CHECK(info->snapshot == 20);
+  CHECK(info->floor == 16);
+
+  Result<std::vector<Entry>> from_floor = store.Since("d", 16);
+  REQUIRE(from_floor);
+  CHECK(from_floor->size() == 9);
+  CHECK(from_floor->front().seq == 17);
+  for (uint64_t seq : {0, 1, 15}) {
+    Result<std::vector<Entry>> below = store.Since("d", seq);
+    REQUIRE_FALSE(below);
+    CHECK(below.error().reason == Reason::kTruncated);
+    CHECK_THAT(below.error().message, Catch::Contains("'d'"));
+  }
+  // Seqs continue after truncation, across a reopen.
+  store = OpenStore(dir.Sub("other"));
+  store = OpenStore(dir.path(), options);
+  Set(OpenDoc(store, "d"), "k", 26);
+  CHECK(store.Head("d") == 26);
+  CHECK(store.Since("d", 25)->front().seq == 26);
+}
+
+TEST_CASE("StateAt rebuilds a past state while the history reaches it", "[storage]") {
+  TempDir dir;
+  Options options;
+  options.snapshot_every_commits = 5;
+  options.history_commits = 6;
+  Store store = OpenStore(dir.path(), options);
+  sync::Document& document = OpenDoc(store, "d");
+  std::vector<sync::Snapshot> states{sync::TakeSnapshot(document)};
+  sync::testing::Editor editor(7);
+  while (store.Head("d") < 23) {
+    editor.RandomEdit(document);
+    if (states.size() <= store.Head("d")) states.push_back(sync::TakeSnapshot(document));
+  }
+  // Snapshots at 15 and 20 (5 and 10 fell below the floor, 14): states
+  // 15..23 can be rebuilt from them and the log.
+  REQUIRE(store.Info("d")->floor == 14);
+  for (uint64_t seq = 15; seq <= 23; ++seq) {
+    Result<sync::Snapshot> state = store.StateAt("d", seq);
+    REQUIRE(state);
+    CHECK(*state == states[seq]);
+  }
+  Result<sync::Snapshot> gone = store.StateAt("d", 3);
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error().reason == Reason::kTruncated);
+  CHECK(store.StateAt("d", 24).error().reason == Reason::kNoDocument);
+}
+
+TEST_CASE("documents are listed by name, renamed and removed", "[storage]") {
+  TempDir dir;
+  Store store = OpenStore(dir.path());
+  for (const char* name : {"b/2", "a/1", "b/1", "c"}) Set(OpenDoc(store, name), "x", 1);
+  Set(OpenDoc(store, "b/1"), "y", 2);
+
+  auto names = [](const std::vector<DocumentInfo>& infos) {
+    std::vector<std::string> out;
+    for (const auto& info : infos) out.push_back(info.name);
+    return out;
+  };
+  CHECK(names(store.List()) == std::vector<std::string>{"a/1", "b/1", "b/2", "c"});
+  CHECK(names(store.List("b/")) == std::vector<std::string>{"b/1", "b/2"});
+  CHECK(names(store.List("", "b/1", 2)) == std::vector<std::string>{"b/2", "c"});
+  const DocumentInfo b1 = store.List("b/1").at(0);
+  CHECK(b1.head == 2);
+  CHECK(b1.loaded);
+  CHECK(b1.observables == 1);
+  CHECK(b1.approximate_bytes > 0);
+
+  sync::Document& renamed = OpenDoc(store, "b/1");
+  REQUIRE(store.Rename("b/1", "z"));
+  CHECK(&OpenDoc(store, "z") == &renamed);
+  Set(renamed, "z", 3);
+  CHECK(store.Head("z") == 3);
+  CHECK_FALSE(store.Info("b/1"));
+  CHECK(store.Rename("z", "c").error().reason == Reason::kInvalidName);
+  CHECK(store.Rename("nothing", "q").error().reason == Reason::kNoDocument);
+  CHECK(store.Rename("z", "").error().reason == Reason::kInvalidName);
+
+  REQUIRE(store.Remove("c"));
+  CHECK(store.Remove("c").error().reason == Reason::kNoDocument);
+  CHECK(names(store.List()) == std::vector<std::string>{"a/1", "b/2", "z"});
+  store = OpenStore(dir.Sub("other"));
+  store = OpenStore(dir.path());
+  CHECK(names(store.List()) == std::vector<std::string>{"a/1", "b/2", "z"});
+  CHECK(store.Head("z") == 3);
+  CHECK(OpenDoc(store, "z").root().Get("z"));
+  CHECK(OpenDoc(store, "c").root().size() == 0);  // A new document now.
+}
+
+// A link does not exist yet: a second replica's commits are delivered with
+// Document::Apply, as a link delivers them. Switch to a real link later.
+TEST_CASE("commits arriving over a link are persisted exactly once (link stand-in)",
+          "[storage][link-stand-in]") {
+  TempDir dir;
+  std::unique_ptr<sync::Document> remote;
+  sync::Snapshot expected;
+  std::vector<std::string> sent;
+  {
+    Store store = OpenStore(dir.path());
+    sync::Document& stored = OpenDoc(store, "shared");
+    remote = std::make_unique<sync::Document>(stored.root().id(), Kind::kObject);
+    std::vector<Commit> outbox, inbox;  // remote -> stored, stored -> remote.
+    remote->Watch([&](const sync::Change& change) {
+      if (change.local) outbox.push_back(change.commit);
+    });
+    stored.Watch([&](const sync::Change& change) {
+      if (change.local) inbox.push_back(change.commit);
+    });
+    sync::testing::Editor editor(11);
+    for (int i = 0; i < 200; ++i) {
+      editor.RandomEdit(*remote);
+      for (const Commit& commit : outbox) {
+        REQUIRE(stored.Apply(commit));
+        sent.push_back(*codec::EncodeCommit(commit));
+      }
+      outbox.clear();
+      if (i % 3 == 0) Set(stored, "local", i);  // Interleaved local commits.
+      for (const Commit& commit : inbox) REQUIRE(remote->Apply(commit));
+      inbox.clear();
+    }
+    CHECK(sync::TakeSnapshot(stored) == sync::TakeSnapshot(*remote));
+    expected = sync::TakeSnapshot(stored);
+  }
+  Store store = OpenStore(dir.path());
+  CHECK(sync::TakeSnapshot(OpenDoc(store, "shared")) == expected);
+  Result<std::vector<Entry>> log = store.Since("shared", 0);
+  REQUIRE(log);
+  std::vector<std::string> arrived;
+  for (const Entry& entry : *log) {
+    std::string bytes = *codec::EncodeCommit(entry.commit);
+    if (entry.commit.deltas.at(0).ref.key != "local") arrived.push_back(bytes);
+  }
+  CHECK(arrived == sent);  // Each once, in order.
+}
+
+TEST_CASE("group commit writes every pending document in one Sync", "[storage]") {
+  TempDir dir;
+  for (Durability durability : {Durability::kSync, Durability::kWal, Durability::kNone}) {
+    Options options;
+    options.durability = durability;
+    options.sync_every_commit = false;
+    const std::string path = dir.Sub(std::to_string(static_cast<int>(durability)));
+    {
+      Store store = OpenStore(path, options);
+      for (int round = 0; round < 3; ++round) {
+        for (int d = 0; d < 10; ++d) {
+          sync::Document& document = OpenDoc(store, "doc" + std::to_string(d));
+          Set(document, "a", round);
+          Set(document, "b", round);
+        }
+        CHECK(store.Head("doc3") == 2 * static_cast<uint64_t>(round) + 2);  // Pending counts.
+        store.Sync();
+      }
+    }
+    Store store = OpenStore(path, options);
+    for (int d = 0; d < 10; ++d) {
+      CHECK(store.Head("doc" + std::to_string(d)) == 6);
+      CHECK(*OpenDoc(store, "doc" + std::to_string(d)).root().Get("b") == codec::Value(2.0));
+    }
+  }
+}
+
+TEST_CASE("closing a document syncs it and a reopen gets it back", "[storage]") {
+  TempDir dir;
+  Options options;
+  options.sync_every_commit = false;
+  Store store = OpenStore(dir.path(), options);
+  Set(OpenDoc(store, "d"), "a", 1);
+  store.CloseDocument("d");
+  CHECK_FALSE(store.Info("d")->loaded);
+  CHECK(store.Head("d") == 1);
+  CHECK(*OpenDoc(store, "d").root().Get("a") == codec::Value(1.0));
+  store.CloseDocument("never opened");  // Nothing.
+}
+
+// Fills a small tmpfs in a child process that reports each seq once Set()
+// has returned (stored). The child must stop by Failure (exit 3), and
+// nothing it reported may be missing. RocksDB's info LOG goes elsewhere:
+// on the full disk, Debian's RocksDB (assertions on) aborts in its logger.
+TEST_CASE("a store closed by assigning over it stores what was pending", "[storage]") {
+  TempDir dir;
+  Options options;
+  options.sync_every_commit = false;
+  Store store = OpenStore(dir.path(), options);
+  Set(OpenDoc(store, "d"), "a", 1);
+  store = OpenStore(dir.Sub("other"), options);
+  store = OpenStore(dir.path(), options);
+  CHECK(store.Head("d") == 1);
+}
+
+TEST_CASE("a full disk stops the store and nothing unstored is reported", "[storage][disk]") {
+  TempDir dir;
+  const std::string mount_point = dir.Sub("tmpfs");
+  std::filesystem::create_directory(mount_point);
+  if (mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=8m") != 0) {
+    WARN("skipped: cannot mount a tmpfs here (" << strerror(errno) << ")");
+    return;
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mount_point};
+  // Room to free later, so that the store can be reopened on this disk.
+  std::ofstream(mount_point + "/filler") << std::string(1 << 20, 'f');
+  const std::string path = mount_point + "/store";
+
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(out[0]);
+    auto say = [&](const std::string& line) {
+      if (write(out[1], line.data(), line.size()) < 0) _exit(4);
+    };
+    try {
+      Options options;
+      options.rocksdb_log_dir = dir.Sub("log");
+      Result<Store> store = Store::Open(path, options);
+      if (!store) _exit(5);
+      Result<sync::Document*> document = store->OpenDocument("d");
+      if (!document) _exit(5);
+      const std::string big(16 << 10, 'x');
+      for (int i = 0; i < 100000; ++i) {
+        if (!(*document)->Set((*document)->root(), "k" + std::to_string(i), big)) _exit(6);
+        say("durable " + std::to_string(store->Head("d")) + "\n");
+      }
+    } catch (const Failure& failure) {
+      say(std::string("failure ") + failure.what() + "\n");
+      _exit(3);
+    }
+    _exit(0);
+  }
+  close(out[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  close(out[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  INFO(text.substr(text.size() > 300 ? text.size() - 300 : 0));
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 3);
+  CHECK_THAT(text, Catch::Contains("failure storage failed: IO error: No space left"));
+  uint64_t durable = 0;
+  std::istringstream lines(text);
+  for (std::string word; lines >> word;) {
+    if (word == "durable") lines >> durable;
+  }
+  CHECK(durable > 0);
+
+  std::filesystem::remove(mount_point + "/filler");
+  Store store = OpenStore(path);
+  sync::Document& document = OpenDoc(store, "d");
+  CHECK(store.Head("d") >= durable);
+  CHECK(store.Head("d") <= durable + 1);  // At most the one that failed.
+  for (uint64_t i = 0; i < durable; ++i) CHECK(document.root().Get("k" + std::to_string(i)));
+  CHECK(sync::FromSnapshot(sync::TakeSnapshot(document)));
+}
+
+}  // namespace
+}  // namespace aweft::storage
