@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-AWEFT_TESTS=OFF scripts/build.sh -DAWEFT_TESTS=OFF -DAWEFT_BENCHMARKS=OFF
+scripts/build.sh -DAWEFT_TESTS=OFF -DAWEFT_BENCHMARKS=OFF
 exec "${AWEFT_BUILD_DIR:-build}/node/aweft-node" "$@"
