@@ -25,32 +25,27 @@ Result<void> Store::Impl::CheckRead(std::string_view name, const rocksdb::Status
   return {};
 }
 
-Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
-                                                          const Stored& stored,
-                                                          uint64_t up_to,
-                                                          Replayed* replayed) {
-  CheckLatch();
+Result<Store::Impl::Base> Store::Impl::LoadBase(std::string_view name, const Stored& stored,
+                                                 uint64_t up_to) {
   const uint64_t number = stored.meta.number;
-  std::unique_ptr<sync::Document> document;
-  uint64_t base = 0;
-
-  // The newest snapshot at or below `up_to`.
+  Base base;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
   it->SeekForPrev(format::SnapshotKey(number, up_to));
   if (auto read = CheckRead(name, it->status()); !read) return read.error();
-  if (it->Valid()) {
-    if (auto seq = format::SeqOfKey(it->key().ToStringView(), format::kSnapshotTag, number)) {
-      auto decoded = DecodeSnapshot(it->value().ToStringView(), stored.meta, *seq);
-      if (!decoded) {
-        return Refusal{Reason::kCorrupt, Named(name, "the snapshot at " + Seq(*seq) +
-                                                         " is unreadable: " +
-                                                         decoded.error().message)};
-      }
-      document = std::move(*decoded);
-      base = *seq;
+  auto seq = it->Valid() ? format::SeqOfKey(it->key().ToStringView(), format::kSnapshotTag,
+                                            number)
+                         : std::nullopt;
+  if (seq) {
+    auto decoded = DecodeSnapshot(it->value().ToStringView(), stored.meta, *seq);
+    if (!decoded) {
+      return Refusal{Reason::kCorrupt, Named(name, "the snapshot at " + Seq(*seq) +
+                                                       " is unreadable: " +
+                                                       decoded.error().message)};
     }
+    base.document = std::move(*decoded);
+    base.seq = *seq;
   }
-  if (base < stored.head.floor) {
+  if (base.seq < stored.head.floor) {
     // At the head, a missing snapshot is damage; below it, history gone.
     if (up_to == stored.head.head) {
       return Refusal{Reason::kCorrupt,
@@ -61,44 +56,61 @@ Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
                    Named(name, "its history reaches back to " + Seq(stored.head.floor) +
                                    ", not to " + Seq(up_to))};
   }
-  if (!document) document = std::make_unique<sync::Document>(stored.meta.root, stored.meta.kind);
+  if (!base.document) {
+    base.document = std::make_unique<sync::Document>(stored.meta.root, stored.meta.kind);
+  }
+  return base;
+}
 
-  // Then every entry after it, each exactly once, without a gap.
+Result<void> Store::Impl::Replay(std::string_view name, uint64_t number, uint64_t after,
+                                 uint64_t up_to, sync::Document& document,
+                                 Replayed* replayed) {
   const std::string upper = format::LogKey(number, up_to + 1);
   const rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions options;
   options.iterate_upper_bound = &upper_slice;
-  it.reset(db->NewIterator(options));
-  uint64_t expected = base + 1;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(options));
+  uint64_t expected = after + 1;
   for (it->Seek(format::LogKey(number, expected)); it->Valid(); it->Next(), ++expected) {
-    auto seq = format::SeqOfKey(it->key().ToStringView(), format::kLogTag, number);
-    if (seq != expected) {
-      return Refusal{Reason::kCorrupt, Named(name, "the log entry at " + Seq(expected) +
-                                                       " is missing")};
+    const std::string entry = "the log entry at " + Seq(expected);
+    if (format::SeqOfKey(it->key().ToStringView(), format::kLogTag, number) != expected) {
+      return Refusal{Reason::kCorrupt, Named(name, entry + " is missing")};
     }
     const std::string_view bytes = it->value().ToStringView();
     Result<Commit> commit = codec::DecodeCommit(bytes);
     if (!commit) {
-      return Refusal{Reason::kCorrupt, Named(name, "the log entry at " + Seq(expected) +
-                                                       " does not decode: " +
-                                                       commit.error().ToString())};
+      return Refusal{Reason::kCorrupt,
+                     Named(name, entry + " does not decode: " + commit.error().ToString())};
     }
-    if (auto applied = document->Apply(*commit); !applied) {
-      return Refusal{Reason::kCorrupt, Named(name, "the log entry at " + Seq(expected) +
-                                                       " does not apply: " +
-                                                       applied.error().ToString())};
+    if (auto applied = document.Apply(*commit); !applied) {
+      return Refusal{Reason::kCorrupt,
+                     Named(name, entry + " does not apply: " + applied.error().ToString())};
     }
     if (replayed) {
       ++replayed->commits;
       replayed->bytes += bytes.size();
     }
   }
-  if (auto read = CheckRead(name, it->status()); !read) return read.error();
+  if (auto read = CheckRead(name, it->status()); !read) return read;
   if (expected != up_to + 1) {
     return Refusal{Reason::kCorrupt, Named(name, "the log ends at " + Seq(expected - 1) +
                                                      ", before its head at " + Seq(up_to))};
   }
-  return document;
+  return {};
+}
+
+Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
+                                                          const Stored& stored,
+                                                          uint64_t up_to,
+                                                          Replayed* replayed) {
+  CheckLatch();
+  Result<Base> base = LoadBase(name, stored, up_to);
+  if (!base) return base.error();
+  if (auto replay = Replay(name, stored.meta.number, base->seq, up_to, *base->document, replayed);
+      !replay) {
+    return replay.error();
+  }
+  return std::move(base->document);
 }
 
 Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Meta& meta,

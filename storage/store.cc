@@ -157,6 +157,24 @@ void Store::Impl::Sync() {
   }
 }
 
+std::unique_ptr<Store::Loaded> Store::Impl::Create(std::string_view name, Kind kind) {
+  // Stored at once, so that a reopen finds the same root.
+  Flush();
+  auto document = std::make_unique<Loaded>();
+  document->name = std::string(name);
+  document->document = std::make_unique<sync::Document>(kind);
+  document->meta = {next_number, document->document->root().id(), kind, NowMs()};
+  rocksdb::WriteBatch batch;
+  std::string next;
+  format::PutFixed64(next, next_number + 1);
+  batch.Put(format::NextNumberKey(), next);
+  batch.Put(format::MetaKey(name), format::EncodeMeta(document->meta));
+  batch.Put(format::HeadKey(document->meta.number), format::EncodeHead({}));
+  Write(batch);
+  ++next_number;
+  return document;
+}
+
 // --- Store
 
 Result<Store> Store::Open(const std::string& path, const Options& options) {
@@ -219,30 +237,20 @@ Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_
   Result<std::optional<Stored>> found = impl_->Find(name);
   if (!found) return found.error();
 
-  auto document = std::make_unique<Loaded>();
-  document->name = std::string(name);
+  std::unique_ptr<Loaded> document;
   if (*found) {
     Replayed replayed;
     auto loaded = impl_->Load(name, **found, (*found)->head.head, &replayed);
     if (!loaded) return loaded.error();
+    document = std::make_unique<Loaded>();
+    document->name = std::string(name);
     document->meta = (*found)->meta;
     document->head = (*found)->head;
     document->document = std::move(*loaded);
     document->commits_since_snapshot = replayed.commits;
     document->bytes_since_snapshot = replayed.bytes;
   } else {
-    // Stored at once, so that a reopen finds the same root.
-    impl_->Flush();
-    document->document = std::make_unique<sync::Document>(kind_if_new);
-    document->meta = {impl_->next_number, document->document->root().id(), kind_if_new, NowMs()};
-    rocksdb::WriteBatch batch;
-    std::string next;
-    format::PutFixed64(next, impl_->next_number + 1);
-    batch.Put(format::NextNumberKey(), next);
-    batch.Put(format::MetaKey(name), format::EncodeMeta(document->meta));
-    batch.Put(format::HeadKey(document->meta.number), format::EncodeHead({}));
-    impl_->Write(batch);
-    ++impl_->next_number;
+    document = impl_->Create(name, kind_if_new);
   }
   Loaded* raw = document.get();
   raw->watch = raw->document->Watch(

@@ -71,6 +71,9 @@ struct Store::Impl {
   Result<void> CheckRead(std::string_view name, const rocksdb::Status& status);
 
   // --- store.cc
+  // A new document `name` with a fresh root, its records written (and
+  // everything pending with them) before it is returned.
+  std::unique_ptr<Loaded> Create(std::string_view name, Kind kind);
   void OnCommit(Loaded& document, const Commit& commit);
   // Writes the pending commits and heads; returns the documents written.
   std::vector<Loaded*> Flush();
@@ -83,6 +86,16 @@ struct Store::Impl {
   // damaged snapshot or entry, a gap) and truncated (history gone).
   Result<std::unique_ptr<sync::Document>> Load(std::string_view name, const Stored& stored,
                                                uint64_t up_to, Replayed* replayed);
+  // The document as of the newest snapshot at or below `up_to` (an empty
+  // root if there is none and the log is whole), and that snapshot's seq.
+  struct Base {
+    std::unique_ptr<sync::Document> document;
+    uint64_t seq = 0;
+  };
+  Result<Base> LoadBase(std::string_view name, const Stored& stored, uint64_t up_to);
+  // Applies the log entries after..up_to to `document`, refusing a gap.
+  Result<void> Replay(std::string_view name, uint64_t number, uint64_t after, uint64_t up_to,
+                      sync::Document& document, Replayed* replayed);
   // Writes the snapshot of `name` at its head and drops history below the
   // window, updating `head`. REQUIRES: nothing of it pending.
   Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta,
