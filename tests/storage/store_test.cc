@@ -15,6 +15,7 @@
 #include "codec/commit.h"
 #include "codec/id.h"
 #include "storage/format.h"
+#include "sync/link.h"
 #include "sync/snapshot.h"
 #include "tests/storage/temp_dir.h"
 #include "tests/sync/editor.h"
@@ -307,6 +308,49 @@ TEST_CASE("commits arriving over a link are persisted exactly once (link stand-i
     std::string bytes = *codec::EncodeCommit(entry.commit);
     if (entry.commit.deltas.at(0).ref.key != "local") arrived.push_back(bytes);
   }
+  CHECK(arrived == sent);  // Each once, in order.
+}
+
+TEST_CASE("a store and a link on one document: what arrives is stored once",
+          "[storage][link]") {
+  TempDir dir;
+  std::vector<std::string> sent;
+  sync::Snapshot expected;
+  {
+    Store store = OpenStore(dir.path());
+    sync::Document& stored = OpenDoc(store, "shared");
+    sync::ManualScheduler scheduler;
+    auto [near, far] = sync::InProcessPair(scheduler);
+    sync::Link server(*near, scheduler), client(*far, scheduler);
+    REQUIRE(server.Share("shared", &stored));
+    auto remote = client.Share("shared");  // Empty: gets the state first.
+    REQUIRE(remote);
+    scheduler.RunUntilIdle();
+    REQUIRE((*remote)->ready());
+    sync::Document& copy = *(*remote)->document();
+    copy.Watch([&](const sync::Change& change) {
+      if (change.local) sent.push_back(*codec::EncodeCommit(change.commit));
+    });
+    sync::testing::Editor editor(12);
+    for (int i = 0; i < 200; ++i) {
+      editor.RandomEdit(copy);
+      if (i % 3 == 0) Set(stored, "local", i);
+      scheduler.RunUntilIdle();
+    }
+    CHECK(sync::TakeSnapshot(stored) == sync::TakeSnapshot(copy));
+    expected = sync::TakeSnapshot(stored);
+  }
+  Store store = OpenStore(dir.path());
+  CHECK(sync::TakeSnapshot(OpenDoc(store, "shared")) == expected);
+  Result<std::vector<Entry>> log = store.Since("shared", 0);
+  REQUIRE(log);
+  std::vector<std::string> arrived;
+  for (const Entry& entry : *log) {
+    if (entry.commit.deltas.at(0).ref.key != "local") {
+      arrived.push_back(*codec::EncodeCommit(entry.commit));
+    }
+  }
+  CHECK(sent.size() > 100);
   CHECK(arrived == sent);  // Each once, in order.
 }
 
