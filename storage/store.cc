@@ -157,12 +157,14 @@ void Store::Impl::Sync() {
   }
 }
 
-std::unique_ptr<Store::Loaded> Store::Impl::Create(std::string_view name, Kind kind) {
+std::unique_ptr<Store::Loaded> Store::Impl::Create(std::string_view name, Kind kind,
+                                                   const std::optional<Id>& root) {
   // Stored at once, so that a reopen finds the same root.
   Flush();
   auto document = std::make_unique<Loaded>();
   document->name = std::string(name);
-  document->document = std::make_unique<sync::Document>(kind);
+  document->document = root ? std::make_unique<sync::Document>(*root, kind)
+                            : std::make_unique<sync::Document>(kind);
   document->meta = {next_number, document->document->root().id(), kind, NowMs()};
   rocksdb::WriteBatch batch;
   std::string next;
@@ -230,7 +232,8 @@ Store::Impl::~Impl() {
   loaded.clear();  // Documents go before the database.
 }
 
-Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_new) {
+Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_new,
+                                            const std::optional<Id>& root_if_new) {
   impl_->CheckLatch();
   if (auto checked = format::CheckName(name); !checked) return checked.error();
   if (Loaded* open = impl_->FindLoaded(name)) return open->document.get();
@@ -250,7 +253,7 @@ Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_
     document->commits_since_snapshot = replayed.commits;
     document->bytes_since_snapshot = replayed.bytes;
   } else {
-    document = impl_->Create(name, kind_if_new);
+    document = impl_->Create(name, kind_if_new, root_if_new);
   }
   Loaded* raw = document.get();
   raw->watch = raw->document->Watch(

@@ -131,7 +131,10 @@ class Store {
   // Remove() or the store's end. Refuses invalid-name, and corrupt (naming
   // the document and the seq) when its snapshot or log cannot be read; other
   // documents are not affected.
-  Result<sync::Document*> OpenDocument(std::string_view name, Kind kind_if_new = Kind::kObject);
+  // With `root_if_new`, a new document's root takes that id (a replica of a
+  // document made elsewhere).
+  Result<sync::Document*> OpenDocument(std::string_view name, Kind kind_if_new = Kind::kObject,
+                                       const std::optional<Id>& root_if_new = std::nullopt);
 
   // Syncs `name`'s pending commits, stops watching it and frees it. Nothing
   // if it is not open. REQUIRES: not called from a watcher of that document.

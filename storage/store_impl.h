@@ -73,7 +73,8 @@ struct Store::Impl {
   // --- store.cc
   // A new document `name` with a fresh root, its records written (and
   // everything pending with them) before it is returned.
-  std::unique_ptr<Loaded> Create(std::string_view name, Kind kind);
+  std::unique_ptr<Loaded> Create(std::string_view name, Kind kind,
+                                 const std::optional<Id>& root);
   void OnCommit(Loaded& document, const Commit& commit);
   // Writes the pending commits and heads; returns the documents written.
   std::vector<Loaded*> Flush();

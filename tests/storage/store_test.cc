@@ -16,6 +16,7 @@
 #include "codec/id.h"
 #include "storage/format.h"
 #include "sync/link.h"
+#include "sync/random.h"
 #include "sync/snapshot.h"
 #include "tests/storage/temp_dir.h"
 #include "tests/sync/editor.h"
@@ -494,6 +495,23 @@ TEST_CASE("a full disk stops the store and nothing unstored is reported", "[stor
   CHECK(store.Head("d") <= durable + 1);  // At most the one that failed.
   for (uint64_t i = 0; i < durable; ++i) CHECK(document.root().Get("k" + std::to_string(i)));
   CHECK(sync::FromSnapshot(sync::TakeSnapshot(document)));
+}
+
+TEST_CASE("a new document can take a root id made elsewhere", "[storage]") {
+  TempDir dir;
+  const Id root = sync::MintId();
+  {
+    Store store = OpenStore(dir.path());
+    Result<sync::Document*> made = store.OpenDocument("replica", Kind::kMap, root);
+    REQUIRE(made);
+    CHECK((*made)->root().id() == root);
+    CHECK((*made)->root().kind() == Kind::kMap);
+  }
+  Store store = OpenStore(dir.path());
+  Result<sync::Document*> again = store.OpenDocument("replica", Kind::kObject, sync::MintId());
+  REQUIRE(again);
+  CHECK((*again)->root().id() == root);  // Stored: the arguments for a new one are unused.
+  CHECK((*again)->root().kind() == Kind::kMap);
 }
 
 }  // namespace
