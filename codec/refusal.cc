@@ -80,7 +80,8 @@ std::string_view Fix(Reason reason) {
     case Reason::kNonCanonicalInteger:
       return "Re-encode with the codec, which writes the shortest heads.";
     case Reason::kTruncated:
-      return "Pass the whole message; these bytes were cut short.";
+      return "Pass the whole message, or ask for history the log still holds "
+             "(resync instead).";
     case Reason::kTrailingBytes:
       return "Pass one item per buffer and split off what follows it.";
     case Reason::kNestingTooDeep:
