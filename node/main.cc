@@ -1,12 +1,63 @@
-// aweft-node: the replication node. Not built yet; this placeholder says so
-// rather than pretending to serve.
+// aweft-node: the replication node (docs/node.md).
 
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 
-int main() {
-  std::cout << "aweft-node " AWEFT_VERSION
-               ": the replication node is not implemented yet; this build "
-               "ships the codec and aweftctl\n";
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include "node/config.h"
+#include "node/node.h"
+
+int main(int argc, char** argv) {
+  using aweft::node::ConfigError;
+  aweft::node::Config config;
+  try {
+    bool help = false, version = false;
+    config = aweft::node::LoadConfig(argc, argv, help, version);
+    if (help) {
+      std::cout << aweft::node::Usage();
+      return EXIT_SUCCESS;
+    }
+    if (version) {
+      std::cout << "aweft-node " AWEFT_VERSION "\n";
+      return EXIT_SUCCESS;
+    }
+  } catch (const ConfigError& e) {
+    std::cerr << "aweft-node: " << e.what() << "\n";
+    return 2;
+  }
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  try {
+    boost::asio::io_context io;
+    aweft::node::Node node(config, io);
+    // Scripts and tests read this line to learn the port.
+    std::cout << "aweft-node " AWEFT_VERSION " listening ws://"
+              << aweft::node::HostPort(config.listen, "listen").first << ":" << node.port()
+              << "/" << std::endl;
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](boost::system::error_code ec, int) {
+      if (ec) return;
+      // A second signal exits at once.
+      signals.async_wait([](boost::system::error_code e, int) {
+        if (!e) _exit(130);
+      });
+      node.Shutdown([&] { io.stop(); });
+    });
+    io.run();
+    spdlog::info("event=stopped");
+  } catch (const ConfigError& e) {
+    std::cerr << "aweft-node: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    spdlog::critical("event=failure detail=\"{}\"", e.what());
+    return EXIT_FAILURE;
+  }
   return EXIT_SUCCESS;
 }

@@ -236,6 +236,14 @@ void Link::OnOpenFrame(const codec::OpenFrame& open) {
   if (on_open_) on_open_(open);
 }
 
+void Link::Decline(const codec::OpenFrame& open, const std::string& reason,
+                   const std::string& message) {
+  if (auto it = waiting_.find(open.name); it != waiting_.end() && it->second.topic == open.topic) {
+    waiting_.erase(it);
+  }
+  Enqueue(codec::FaultFrame{open.topic, reason, message});
+}
+
 void Link::OnState(const codec::StateFrame& state) {
   Shared* found = Theirs(state.topic);
   if (!found) return;

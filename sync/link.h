@@ -124,6 +124,11 @@ class Link {
     on_open_ = std::move(fn);
   }
 
+  // Turns away an `open` that OnOpen heard, with a fault for that topic
+  // (e.g. no-document, forbidden); the link carries on.
+  void Decline(const codec::OpenFrame& open, const std::string& reason,
+               const std::string& message);
+
   // Sends what is queued, ends every topic without telling it, and closes the
   // channel. No leave frames are sent.
   void Close();

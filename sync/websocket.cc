@@ -16,6 +16,8 @@
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
 namespace aweft::sync {
@@ -34,10 +36,6 @@ void Rethrow(std::exception_ptr e) {
 }
 
 }  // namespace
-
-void AsioScheduler::Post(std::function<void()> work) {
-  asio::post(executor_, std::move(work));
-}
 
 class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
  public:
@@ -60,7 +58,13 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   }
 
   static asio::awaitable<void> Dial(std::shared_ptr<Session> self, std::string host,
-                                    std::string port, std::string path) {
+                                    std::string port, std::string path, std::string bearer) {
+    if (!bearer.empty()) {
+      self->stream_.set_option(websocket::stream_base::decorator(
+          [bearer](websocket::request_type& request) {
+            request.set(beast::http::field::authorization, "Bearer " + bearer);
+          }));
+    }
     tcp::resolver resolver(self->stream_.get_executor());
     auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kNoThrow);
     if (rec) co_return self->Fail("cannot resolve " + host + ": " + rec.message());
@@ -166,7 +170,7 @@ std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor e
   std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
   auto session = std::make_shared<Session>(Session::Stream(executor), options.max_message);
   auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
-  asio::co_spawn(executor, Session::Dial(session, host, port, path), Rethrow);
+  asio::co_spawn(executor, Session::Dial(session, host, port, path, options.bearer), Rethrow);
   return channel;
 }
 
@@ -233,12 +237,27 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
   }
 
   static asio::awaitable<void> Handshake(std::shared_ptr<State> self, tcp::socket socket) {
+    beast::error_code ignored;
+    const auto peer = socket.remote_endpoint(ignored);
     WebSocketChannel::Session::Stream stream(std::move(socket));
-    auto [ec] = co_await stream.async_accept(kNoThrow);
+    // Read the upgrade request ourselves, to keep its target and headers.
+    beast::flat_buffer buffer;
+    beast::http::request<beast::http::string_body> request;
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
+    auto [rec, rn] = co_await beast::http::async_read(beast::get_lowest_layer(stream), buffer,
+                                                      request, kNoThrow);
+    if (rec || self->stopped || !websocket::is_upgrade(request)) co_return;
+    beast::get_lowest_layer(stream).expires_never();
+    auto [ec] = co_await stream.async_accept(request, kNoThrow);
     if (ec || self->stopped) co_return;
+    WebSocketChannel::Handshake handshake{
+        std::string(request.target()),
+        std::string(request[beast::http::field::authorization]),
+        peer.address().to_string() + ":" + std::to_string(peer.port())};
     auto session = std::make_shared<WebSocketChannel::Session>(std::move(stream),
                                                                self->options.max_message);
     auto channel = std::make_unique<WebSocketChannel>(self->scheduler, session);
+    channel->set_handshake(std::move(handshake));
     session->Start();
     self->on_channel(std::move(channel));
   }

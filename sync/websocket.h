@@ -7,20 +7,10 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "sync/asio_scheduler.h"
 #include "sync/channel.h"
 
 namespace aweft::sync {
-
-// A Scheduler over an Asio executor: work is posted, never run inline.
-class AsioScheduler : public Scheduler {
- public:
-  explicit AsioScheduler(boost::asio::any_io_executor executor)
-      : executor_(std::move(executor)) {}
-  void Post(std::function<void()> work) override;
-
- private:
-  boost::asio::any_io_executor executor_;
-};
 
 // A channel over one WebSocket connection (Boost.Beast), for the dialing and
 // the accepting end alike. Frames travel as binary messages; text messages
@@ -34,6 +24,16 @@ class WebSocketChannel : public ChannelBase {
   struct Options {
     // The largest message read. Default: 16 MiB.
     size_t max_message = 16 << 20;
+    // Dialing: sent as `Authorization: Bearer <bearer>` when not empty.
+    // Default: empty.
+    std::string bearer;
+  };
+
+  // The accepting end's view of the upgrade request that opened it.
+  struct Handshake {
+    std::string target;         // The request target, e.g. "/?token=abc".
+    std::string authorization;  // The Authorization header, if any.
+    std::string remote;         // The peer's address and port.
   };
 
   // Dials `url` (ws://host:port/path).
@@ -61,6 +61,10 @@ class WebSocketChannel : public ChannelBase {
   // Why the channel ended, when it did ("bad-frame: ...", a socket error).
   const std::string& end_reason() const { return end_reason_; }
 
+  // For an accepted channel, the upgrade request; empty for a dialed one.
+  const Handshake& handshake() const { return handshake_; }
+  void set_handshake(Handshake handshake) { handshake_ = std::move(handshake); }
+
   class Session;  // The socket and its loops (websocket.cc).
 
   // Takes a session the listener accepted (see Accepted()).
@@ -74,6 +78,7 @@ class WebSocketChannel : public ChannelBase {
   std::shared_ptr<Session> session_;
   std::function<void(const std::string&)> on_text_;
   std::string end_reason_;
+  Handshake handshake_;
 };
 
 // Accepts WebSocket connections on `port` of 127.0.0.1 (0 picks one) and

@@ -1,0 +1,260 @@
+#include "node/config.h"
+
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace aweft::node {
+namespace {
+
+[[noreturn]] void Bad(const std::string& key, const std::string& what) {
+  throw ConfigError("config: '" + key + "' " + what + ". See docs/node.md for the keys.");
+}
+
+std::string Text(const toml::node& node, const std::string& key) {
+  if (auto value = node.value<std::string>()) return *value;
+  Bad(key, "must be text");
+}
+
+uint64_t Count(const toml::node& node, const std::string& key) {
+  auto value = node.value<int64_t>();
+  if (!value || *value < 0) Bad(key, "must be a whole number of at least 0");
+  return static_cast<uint64_t>(*value);
+}
+
+std::vector<std::string> Texts(const toml::node& node, const std::string& key) {
+  const toml::array* array = node.as_array();
+  if (!array) Bad(key, "must be a list of text");
+  std::vector<std::string> out;
+  for (const toml::node& item : *array) out.push_back(Text(item, key));
+  return out;
+}
+
+template <typename F>
+void EachKey(const toml::table& table, const std::string& prefix, F&& on) {
+  for (const auto& [key, value] : table) {
+    on(prefix + std::string(key.str()), value);
+  }
+}
+
+void ApplyStorage(const toml::table& table, storage::Options& out) {
+  EachKey(table, "storage.", [&](const std::string& key, const toml::node& value) {
+    if (key == "storage.durability") {
+      const std::string mode = Text(value, key);
+      if (mode == "sync") out.durability = storage::Durability::kSync;
+      else if (mode == "wal") out.durability = storage::Durability::kWal;
+      else if (mode == "none") out.durability = storage::Durability::kNone;
+      else Bad(key, "must be one of sync, wal, none (not \"" + mode + "\")");
+    } else if (key == "storage.snapshot_every_commits") {
+      out.snapshot_every_commits = Count(value, key);
+    } else if (key == "storage.snapshot_every_bytes") {
+      out.snapshot_every_bytes = Count(value, key);
+    } else if (key == "storage.history_commits") {
+      out.history_commits = Count(value, key);
+    } else {
+      Bad(key, "is not a setting");
+    }
+  });
+}
+
+void Apply(const toml::table& root, Config& config) {
+  EachKey(root, "", [&](const std::string& key, const toml::node& value) {
+    if (key == "data") {
+      config.data = Text(value, key);
+    } else if (key == "listen") {
+      config.listen = Text(value, key);
+      HostPort(config.listen, key);
+    } else if (key == "admin") {
+      config.admin = Text(value, key);
+      HostPort(config.admin, key);
+    } else if (key == "log_level") {
+      config.log_level = Text(value, key);
+      static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+      bool known = false;
+      for (const char* level : kLevels) known = known || config.log_level == level;
+      if (!known) Bad(key, "must be one of trace, debug, info, warn, error");
+    } else if (key == "node_id") {
+      config.node_id = Text(value, key);
+    } else if (key == "storage") {
+      if (!value.is_table()) Bad(key, "must be a table");
+      ApplyStorage(*value.as_table(), config.storage);
+    } else if (key == "documents") {
+      if (!value.is_table()) Bad(key, "must be a table");
+      EachKey(*value.as_table(), "documents.", [&](const std::string& k, const toml::node& v) {
+        if (k == "documents.idle_evict_seconds") {
+          config.idle_evict = std::chrono::seconds(Count(v, k));
+        } else if (k == "documents.create") {
+          config.create = Texts(v, k);
+        } else if (k == "documents.max_frame_bytes") {
+          config.max_frame_bytes = Count(v, k);
+          if (config.max_frame_bytes < 1024) Bad(k, "must be at least 1024");
+        } else {
+          Bad(k, "is not a setting");
+        }
+      });
+    } else if (key == "tokens" || key == "upstreams") {
+      const toml::array* array = value.as_array();
+      if (!array) Bad(key, "must be a list of tables ([[" + key + "]])");
+      for (size_t i = 0; i < array->size(); ++i) {
+        const toml::table* entry = (*array)[i].as_table();
+        const std::string at = key + "[" + std::to_string(i) + "]";
+        if (!entry) Bad(at, "must be a table");
+        if (key == "tokens") {
+          Token token;
+          EachKey(*entry, at + ".", [&](const std::string& k, const toml::node& v) {
+            if (k == at + ".token") token.secret = Text(v, k);
+            else if (k == at + ".read") token.read = Texts(v, k);
+            else if (k == at + ".write") token.write = Texts(v, k);
+            else Bad(k, "is not a setting");
+          });
+          if (token.secret.size() < 8) Bad(at + ".token", "must be at least 8 characters");
+          config.tokens.push_back(std::move(token));
+        } else {
+          Upstream upstream;
+          EachKey(*entry, at + ".", [&](const std::string& k, const toml::node& v) {
+            if (k == at + ".url") upstream.url = Text(v, k);
+            else if (k == at + ".names") upstream.names = Texts(v, k);
+            else if (k == at + ".token") upstream.token = Text(v, k);
+            else Bad(k, "is not a setting");
+          });
+          if (upstream.url.rfind("ws://", 0) != 0) Bad(at + ".url", "must be a ws:// URL");
+          config.upstreams.push_back(std::move(upstream));
+        }
+      }
+    } else {
+      Bad(key, "is not a setting");
+    }
+  });
+}
+
+toml::table Parse(const std::string& text, const std::string& where) {
+  try {
+    return toml::parse(text, where);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream out;
+    out << "config: " << where << " line " << e.source().begin.line << ": "
+        << e.description() << ". Fix the TOML syntax there.";
+    throw ConfigError(out.str());
+  }
+}
+
+}  // namespace
+
+std::pair<std::string, uint16_t> HostPort(const std::string& value, const std::string& key) {
+  const size_t colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0) Bad(key, "must be host:port");
+  const std::string port = value.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535) {
+    Bad(key, "must be host:port with a port from 0 to 65535");
+  }
+  return {value.substr(0, colon), static_cast<uint16_t>(std::stoul(port))};
+}
+
+bool NameMatches(std::string_view pattern, std::string_view name) {
+  size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p, ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::string Usage() {
+  return R"(usage: aweft-node [flags]
+
+Runs a replication node. With no flags and no config file it keeps its data in
+./aweft-data, serves links at ws://127.0.0.1:7420/ and the admin endpoint at
+http://127.0.0.1:7421/.
+
+  --config FILE        read settings from a TOML file (docs/node.md)
+  --data DIR           data directory                     (data)
+  --listen HOST:PORT   WebSocket links and requests       (listen)
+  --admin HOST:PORT    admin HTTP endpoint                (admin)
+  --log-level LEVEL    trace, debug, info, warn, error    (log_level)
+  --node-id ID         this node's id                     (node_id)
+  --durability MODE    sync, wal or none                  (storage.durability)
+  --upstream URL       a node to dial and share with      ([[upstreams]] url)
+  --set KEY=VALUE      any setting, as in the file: --set storage.history_commits=500
+  --help, --version
+
+Flags apply after the file, in order. A bad key or value exits 2 naming it.
+)";
+}
+
+Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) {
+  Config config;
+  help = version = false;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // The file first, wherever --config stands; then every flag in order.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--config") continue;
+    if (i + 1 >= args.size()) throw ConfigError("config: --config needs a FILE. See --help.");
+    toml::table table;
+    try {
+      table = toml::parse_file(args[i + 1]);
+    } catch (const toml::parse_error& e) {
+      std::ostringstream out;
+      out << "config: " << args[i + 1] << " line " << e.source().begin.line << ": "
+          << e.description() << ". Fix the file (docs/node.md).";
+      throw ConfigError(out.str());
+    }
+    Apply(table, config);
+  }
+  auto quote = [](const std::string& v) {
+    std::string out = "\"";
+    for (char c : v) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    return out + "\"";
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--help" || flag == "-h") {
+      help = true;
+      continue;
+    }
+    if (flag == "--version") {
+      version = true;
+      continue;
+    }
+    if (i + 1 >= args.size()) throw ConfigError("config: " + flag + " needs a value, or is not a flag. See --help.");
+    const std::string& value = args[++i];
+    std::string snippet;
+    if (flag == "--config") continue;
+    else if (flag == "--data") snippet = "data = " + quote(value);
+    else if (flag == "--listen") snippet = "listen = " + quote(value);
+    else if (flag == "--admin") snippet = "admin = " + quote(value);
+    else if (flag == "--log-level") snippet = "log_level = " + quote(value);
+    else if (flag == "--node-id") snippet = "node_id = " + quote(value);
+    else if (flag == "--durability") snippet = "storage.durability = " + quote(value);
+    else if (flag == "--upstream") snippet = "[[upstreams]]\nurl = " + quote(value);
+    else if (flag == "--set") {
+      const size_t eq = value.find('=');
+      if (eq == std::string::npos) throw ConfigError("config: --set takes KEY=VALUE, not '" + value + "'. See --help.");
+      std::string raw = value.substr(eq + 1);
+      // A bare word is text: --set log_level=debug.
+      const bool bare = !raw.empty() && raw.find_first_of("\"'[{") != 0 &&
+                        raw.find_first_not_of("0123456789-_.") != std::string::npos &&
+                        raw != "true" && raw != "false";
+      snippet = value.substr(0, eq) + " = " + (bare ? quote(raw) : raw);
+    } else {
+      throw ConfigError("config: '" + flag + "' is not a flag. See --help.");
+    }
+    Apply(Parse(snippet, flag), config);
+  }
+  return config;
+}
+
+}  // namespace aweft::node

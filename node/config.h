@@ -1,0 +1,68 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "storage/store.h"
+
+namespace aweft::node {
+
+// A bad setting: main() prints it and exits 2. The message names the key.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a token may do with the documents whose names match its patterns.
+struct Token {
+  std::string secret;
+  std::vector<std::string> read;   // Name patterns it may read.
+  std::vector<std::string> write;  // Name patterns it may read and write.
+};
+
+// A node this one dials and shares its documents with.
+struct Upstream {
+  std::string url;                        // ws://host:port/
+  std::vector<std::string> names{"*"};    // Which documents go there.
+  std::string token;                      // Sent as a bearer token.
+};
+
+// Every setting of aweft-node, with its default: the node runs with none
+// given. docs/node.md documents each key; the TOML file and the flags use
+// the same names.
+struct Config {
+  std::string data = "./aweft-data";        // data
+  std::string listen = "127.0.0.1:7420";    // listen: links and requests
+  std::string admin = "127.0.0.1:7421";     // admin: the admin HTTP endpoint
+  std::string log_level = "info";           // log_level
+  std::string node_id;                      // node_id: made once, kept in data
+
+  storage::Options storage;                 // [storage]
+
+  std::chrono::seconds idle_evict{60};      // documents.idle_evict_seconds
+  std::vector<std::string> create{"*"};     // documents.create
+  uint64_t max_frame_bytes = 16 << 20;      // documents.max_frame_bytes
+
+  std::vector<Token> tokens;                // [[tokens]]
+  std::vector<Upstream> upstreams;          // [[upstreams]]
+};
+
+// Reads the settings: the defaults, then the TOML file named by --config (if
+// any), then the flags in order. Throws ConfigError naming the key or flag
+// that is wrong. Sets `help` or `version` when those flags are given.
+Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version);
+
+// The flags, for --help.
+std::string Usage();
+
+// True when `name` matches `pattern`: `*` matches any run of characters, `?`
+// one character, anything else itself.
+bool NameMatches(std::string_view pattern, std::string_view name);
+
+// Splits "host:port"; throws ConfigError naming `key` if it is not one.
+std::pair<std::string, uint16_t> HostPort(const std::string& value, const std::string& key);
+
+}  // namespace aweft::node

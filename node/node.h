@@ -1,0 +1,83 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "node/config.h"
+#include "storage/store.h"
+#include "sync/link.h"
+#include "sync/websocket.h"
+
+namespace aweft::node {
+
+// Runs work on the node's loop after syncing the store: everything a turn
+// committed is durable before any frame that forwards it leaves (DESIGN §4,
+// group commit: all commits of one turn share one sync).
+class DurableScheduler : public sync::Scheduler {
+ public:
+  DurableScheduler(boost::asio::any_io_executor executor, storage::Store& store)
+      : executor_(std::move(executor)), store_(store) {}
+  void Post(std::function<void()> work) override;
+
+ private:
+  boost::asio::any_io_executor executor_;
+  storage::Store& store_;
+};
+
+// The replication node: one store, one WebSocket listener for clients and
+// peers, a link per connection, documents loaded on first share and evicted
+// when idle (docs/node.md). Runs on one io_context, on its thread.
+class Node {
+ public:
+  // Opens the store and binds the listener. Throws ConfigError for settings
+  // that cannot work (a non-loopback address without tokens), and
+  // storage::Failure when the disk fails.
+  Node(Config config, boost::asio::io_context& io);
+  ~Node();
+
+  // The port links are served on (useful with port 0).
+  uint16_t port() const { return listener_->port(); }
+  const std::string& id() const { return config_.node_id; }
+
+  // Stops accepting, closes every link after sending what is queued, syncs
+  // and closes the store. `done` runs once that is finished.
+  void Shutdown(std::function<void()> done);
+
+ private:
+  struct Connection;
+  struct Loaded {
+    sync::Document* document = nullptr;
+    int shares = 0;
+    std::chrono::steady_clock::time_point active;
+    uint64_t watch = 0;
+  };
+
+  void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
+  void OnOpen(Connection& connection, const codec::OpenFrame& open);
+  codec::Result<sync::Document*> Load(const std::string& name,
+                                      const std::optional<codec::RootRef>& create_root);
+  void Release(const std::string& name);
+  void Drop(Connection& connection);
+  void ScheduleEviction();
+
+  Config config_;
+  boost::asio::io_context& io_;
+  std::unique_ptr<storage::Store> store_;
+  sync::AsioScheduler channel_scheduler_;
+  std::unique_ptr<DurableScheduler> link_scheduler_;
+  std::unique_ptr<sync::WebSocketListener> listener_;
+  std::map<uint64_t, std::unique_ptr<Connection>> connections_;
+  uint64_t next_connection_ = 1;
+  std::map<std::string, Loaded, std::less<>> loaded_;
+  boost::asio::steady_timer eviction_;
+  bool stopping_ = false;
+};
+
+}  // namespace aweft::node

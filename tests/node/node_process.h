@@ -1,0 +1,129 @@
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "sync/link.h"
+#include "sync/websocket.h"
+
+// Real aweft-node processes on loopback, and clients that talk to them, for
+// the node's integration tests.
+namespace aweft::node::testing {
+
+// A scratch directory, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/aweft-node-test-XXXXXX";
+    if (!mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// One aweft-node process. Start() waits for its "listening" line.
+class NodeProcess {
+ public:
+  NodeProcess(std::string data, std::vector<std::string> extra = {})
+      : data_(std::move(data)), extra_(std::move(extra)) {}
+  ~NodeProcess() { Kill(); }
+
+  // Starts the node on `port` (0: any) and returns the port it listens on.
+  uint16_t Start(uint16_t port = 0) {
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+    std::vector<std::string> args{AWEFT_NODE, "--data", data_, "--listen",
+                                  "127.0.0.1:" + std::to_string(port), "--log-level", "warn"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    output_ = fdopen(out[0], "r");
+    char line[512];
+    while (fgets(line, sizeof line, output_)) {
+      std::string text(line);
+      const size_t at = text.find("listening ws://127.0.0.1:");
+      if (at == std::string::npos) continue;
+      port_ = static_cast<uint16_t>(std::stoi(text.substr(at + 25)));
+      return port_;
+    }
+    throw std::runtime_error("aweft-node did not start");
+  }
+
+  void Signal(int signal) {
+    if (pid_ > 0) kill(pid_, signal);
+  }
+  // Waits for the process to end and returns its exit status.
+  int Wait() {
+    int status = 0;
+    if (pid_ > 0) waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (output_) fclose(output_);
+    output_ = nullptr;
+    return status;
+  }
+  void Kill() {
+    Signal(SIGKILL);
+    Wait();
+  }
+  uint16_t port() const { return port_; }
+  std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_) + "/"; }
+
+ private:
+  std::string data_;
+  std::vector<std::string> extra_;
+  pid_t pid_ = -1;
+  FILE* output_ = nullptr;
+  uint16_t port_ = 0;
+};
+
+// A client: a WebSocket channel and a link on the test's io_context.
+struct Client {
+  Client(boost::asio::io_context& io, sync::Scheduler& scheduler, const std::string& url,
+         std::string bearer = "") {
+    sync::WebSocketChannel::Options options;
+    options.bearer = std::move(bearer);
+    channel = sync::WebSocketChannel::Dial(io.get_executor(), scheduler, url, options);
+    link = std::make_unique<sync::Link>(*channel, scheduler);
+  }
+  std::unique_ptr<sync::WebSocketChannel> channel;
+  std::unique_ptr<sync::Link> link;
+};
+
+// Runs `io` until `done` holds or `limit` passes; returns whether it held.
+inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
+                     std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    io.restart();
+    io.run_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+}  // namespace aweft::node::testing
