@@ -4,10 +4,12 @@
 #include <filesystem>
 
 #include <boost/asio/post.hpp>
+#include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "codec/id.h"
 #include "sync/random.h"
+#include "sync/requests.h"
 
 namespace aweft::node {
 
@@ -26,6 +28,7 @@ struct Node::Connection {
   uint64_t id = 0;
   std::unique_ptr<sync::WebSocketChannel> channel;
   std::unique_ptr<sync::Link> link;
+  std::optional<sync::Requests> requests;
   const Token* token = nullptr;  // Null when no tokens are configured.
   std::set<std::string> shared;  // Names this connection shares now.
   std::string remote;
@@ -147,13 +150,63 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
   }
   c.link = std::make_unique<sync::Link>(*c.channel, *link_scheduler_);
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
+  if (auto requests = sync::Requests::Open(*c.channel, io_.get_executor())) {
+    c.requests.emplace(std::move(*requests));
+    (void)c.requests->Answer(
+        [this, &c](const std::string& name, const boost::json::value& args, sync::Reply reply) {
+          Answer(c, name, args, std::move(reply));
+        });
+  }
   spdlog::info("event=connect peer={} connection={}", c.remote, c.id);
+}
+
+bool Node::CanRead(const Connection& c, std::string_view name) const {
+  return !c.token || AnyMatches(c.token->read, name) || AnyMatches(c.token->write, name);
+}
+
+bool Node::CanWrite(const Connection& c, std::string_view name) const {
+  return !c.token || AnyMatches(c.token->write, name);
+}
+
+void Node::Answer(Connection& c, const std::string& request, const boost::json::value& args,
+                  sync::Reply reply) {
+  namespace json = boost::json;
+  if (request == "durable") {
+    // Runs after every frame this connection sent before the request, with
+    // the store synced first: all they carried is stored.
+    link_scheduler_->Post([reply] { reply.SendResult(json::object{{"durable", true}}); });
+    return;
+  }
+  if (request == "has") {
+    const json::object* object = args.if_object();
+    const json::string* name = object ? object->at("name").if_string() : nullptr;
+    if (!name) {
+      return reply.SendError({"invalid-name", "has takes {\"name\": text}", {}});
+    }
+    if (!CanRead(c, *name)) {
+      return reply.SendError({"forbidden", "this token has no right to \"" + std::string(*name) + "\"", {}});
+    }
+    std::optional<codec::Id> root;
+    codec::Kind kind = codec::Kind::kObject;
+    if (auto it = loaded_.find(std::string_view(*name)); it != loaded_.end()) {
+      root = it->second.document->root().id();
+      kind = it->second.document->root().kind();
+    } else if (auto info = store_->Info(std::string_view(*name)); info && info->damage.empty()) {
+      root = info->root;
+      kind = info->kind;
+    }
+    if (!root) return reply.SendResult(json::object{{"held", false}});
+    return reply.SendResult(json::object{{"held", true},
+                                         {"root", codec::IdText(*root)},
+                                         {"kind", std::string(codec::KindName(kind))}});
+  }
+  reply.SendError({"missing", "nothing here answers " + request, {}});
 }
 
 void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   const std::string& name = open.name;
-  const bool can_read = !c.token || AnyMatches(c.token->read, name) || AnyMatches(c.token->write, name);
-  const bool can_write = !c.token || AnyMatches(c.token->write, name);
+  const bool can_read = CanRead(c, name);
+  const bool can_write = CanWrite(c, name);
   if (!can_read) {
     spdlog::warn("event=refused doc=\"{}\" peer={} reason=forbidden", name, c.remote);
     return c.link->Decline(open, "forbidden",

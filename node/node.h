@@ -13,6 +13,7 @@
 #include "node/config.h"
 #include "storage/store.h"
 #include "sync/link.h"
+#include "sync/requests.h"
 #include "sync/websocket.h"
 
 namespace aweft::node {
@@ -61,6 +62,10 @@ class Node {
 
   void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
   void OnOpen(Connection& connection, const codec::OpenFrame& open);
+  void Answer(Connection& connection, const std::string& request,
+              const boost::json::value& args, sync::Reply reply);
+  bool CanRead(const Connection& connection, std::string_view name) const;
+  bool CanWrite(const Connection& connection, std::string_view name) const;
   codec::Result<sync::Document*> Load(const std::string& name,
                                       const std::optional<codec::RootRef>& create_root);
   void Release(const std::string& name);

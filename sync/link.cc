@@ -271,6 +271,7 @@ void Link::OnState(const codec::StateFrame& state) {
   topic.wanted_ = false;
   if (topic.owe_state_) SendState(topic);
   MakeReady(topic);
+  if (topic.handlers_.synced && !topic.ended_) topic.handlers_.synced(document);
 }
 
 void Link::OnCommits(const codec::CommitsFrame& frame) {

@@ -41,6 +41,8 @@ struct ShareHandlers {
   // The document is ready: at once for an end that shared one, after the
   // other end's state for an end that shared none.
   std::function<void(Document&)> ready = {};
+  // A state this end asked for (by sharing none, or Resync) has been applied.
+  std::function<void(Document&)> synced = {};
 };
 
 struct LinkOptions {

@@ -215,13 +215,15 @@ void Requests::State::Ask(std::string name, json::value args, AskOptions options
                                                  over ? end_message : "the socket is closing",
                                                  {}});
   }
-  json::object frame{{"id", id}, {"name", name}, {"args", std::move(args)}};
-  if (auto why = NotData(frame)) {
+  std::optional<std::string> why = NotData(args);
+  if (!codec::CheckText(name)) why = "a name that is not UTF-8";
+  if (why) {
     return Deliver(std::move(done),
                    RequestError{Spelled(codec::Reason::kNotData),
                                 "the request to " + name + " cannot be carried as JSON: " + *why,
                                 {}});
   }
+  json::object frame{{"id", id}, {"name", name}, {"args", std::move(args)}};
   Pending& entry = pending[id];
   entry.name = std::move(name);
   entry.progress = std::move(options.progress);
@@ -335,38 +337,35 @@ void Requests::State::Finish(std::string message, bool tell) {
 void Reply::SendProgress(json::value value) const {
   auto requests = state_->requests.lock();
   if (state_->answered || !requests || requests->over) return;
-  json::object frame{{"id", state_->id}, {"progress", std::move(value)}};
-  if (auto why = NotData(frame)) {
+  if (auto why = NotData(value)) {
     return SendError({Spelled(codec::Reason::kNotData),
                       "a progress report cannot be carried as JSON: " + *why, {}});
   }
-  requests->Send(frame);
+  requests->Send(json::object{{"id", state_->id}, {"progress", std::move(value)}});
 }
 
 void Reply::SendResult(json::value value) const {
   auto requests = state_->requests.lock();
   if (state_->answered || !requests || requests->over) return;
-  json::object frame{{"id", state_->id}, {"result", std::move(value)}};
-  if (auto why = NotData(frame)) {
+  if (auto why = NotData(value)) {
     return SendError({Spelled(codec::Reason::kNotData),
                       "the result cannot be carried as JSON: " + *why, {}});
   }
   state_->answered = true;
-  requests->Send(frame);
+  requests->Send(json::object{{"id", state_->id}, {"result", std::move(value)}});
 }
 
 void Reply::SendError(RequestError error) const {
   auto requests = state_->requests.lock();
   if (state_->answered || !requests || requests->over) return;
   if (error.reason.empty()) error.reason = Spelled(codec::Reason::kFailed);
-  json::object frame{{"id", state_->id}, {"error", ErrorJson(error)}};
-  if (auto why = NotData(frame)) {
-    RequestError substitute{Spelled(codec::Reason::kNotData),
-                            "the error cannot be carried as JSON: " + *why, {}};
-    frame["error"] = ErrorJson(substitute);
+  json::value body = ErrorJson(error);
+  if (auto why = NotData(body)) {
+    body = ErrorJson({Spelled(codec::Reason::kNotData),
+                      "the error cannot be carried as JSON: " + *why, {}});
   }
   state_->answered = true;
-  requests->Send(frame);
+  requests->Send(json::object{{"id", state_->id}, {"error", std::move(body)}});
 }
 
 bool Reply::answered() const { return state_->answered; }

@@ -1,0 +1,247 @@
+#include "node/client.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+
+#include "codec/id.h"
+
+namespace aweft {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using codec::Reason;
+using codec::Refusal;
+
+Client::Client(asio::any_io_executor executor, Options options)
+    : executor_(executor),
+      scheduler_(executor),
+      options_(std::move(options)),
+      reconnect_(executor),
+      confirm_(executor),
+      backoff_(options_.backoff_min),
+      jitter_(std::random_device{}()),
+      self_(std::make_shared<Client*>(this)) {
+  Connect();
+}
+
+Client::~Client() {
+  *self_ = nullptr;
+  Close();
+  for (auto& [name, entry] : entries_) {
+    if (entry.document && !entry.owned && !entry.lifetime.expired()) {
+      entry.document->Unwatch(entry.watch);
+    }
+  }
+}
+
+void Client::Close() {
+  if (closed_) return;
+  closed_ = true;
+  reconnect_.cancel();
+  confirm_.cancel();
+  requests_.reset();
+  if (link_) link_->Close();
+  link_.reset();
+  channel_.reset();
+}
+
+codec::Result<void> Client::Share(const std::string& name, sync::Document& document,
+                                  sync::ShareHandlers handlers) {
+  if (entries_.count(name)) {
+    return Refusal{Reason::kAlreadyShared, "\"" + name + "\" is already shared by this client"};
+  }
+  Entry& entry = entries_[name];
+  entry.document = &document;
+  entry.lifetime = document.lifetime();
+  entry.handlers = std::move(handlers);
+  entry.watch = document.Watch([this, name](const sync::Change& change) {
+    if (!change.local) return;  // Only this client's own commits need confirming.
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return;
+    it->second.unconfirmed.push_back(change.commit);
+    Confirm();
+  });
+  if (requests_) Attach(name);
+  return {};
+}
+
+void Client::Open(const std::string& name, std::function<void(sync::Document&)> ready,
+                  std::function<void(const std::string&)> failed) {
+  Entry& entry = entries_[name];
+  entry.handlers.ready = [ready = std::move(ready), once = std::make_shared<bool>(false)](
+                             sync::Document& document) {
+    if (!*once && ready) ready(document);
+    *once = true;
+  };
+  entry.handlers.fault = [failed](const std::string& reason, const std::string&) {
+    if (failed) failed(reason);
+  };
+  if (requests_) Attach(name);
+}
+
+void Client::Forget(const std::string& name) {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return;
+  if (it->second.shared) it->second.shared->Stop();
+  if (it->second.document && !it->second.owned && !it->second.lifetime.expired()) {
+    it->second.document->Unwatch(it->second.watch);
+  }
+  entries_.erase(it);
+}
+
+size_t Client::unconfirmed(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? 0 : it->second.unconfirmed.size();
+}
+
+void Client::Connect() {
+  if (closed_) return;
+  sync::WebSocketChannel::Options options;
+  options.bearer = options_.token;
+  channel_ = sync::WebSocketChannel::Dial(executor_, scheduler_, options_.url, options);
+  link_ = std::make_unique<sync::Link>(*channel_, scheduler_);
+  auto requests = sync::Requests::Open(*channel_, executor_);
+  if (requests) requests_.emplace(std::move(*requests));
+  std::weak_ptr<Client*> self = self_;
+  channel_->Closed([self] {
+    if (auto alive = self.lock(); alive && *alive) (*alive)->OnLost();
+  });
+  ++connections_;
+  for (auto& [name, entry] : entries_) Attach(name);
+}
+
+void Client::OnLost() {
+  live_ = false;
+  for (auto& [name, entry] : entries_) entry.shared = nullptr;
+  // Not from inside the channel's own callback: tear down on a later turn.
+  std::weak_ptr<Client*> self = self_;
+  asio::post(executor_, [self] {
+    auto alive = self.lock();
+    if (!alive || !*alive) return;
+    Client& client = **alive;
+    client.requests_.reset();
+    client.link_.reset();
+    client.channel_.reset();
+    client.asking_ = false;
+    if (client.closed_) return;
+    std::uniform_int_distribution<int64_t> draw(client.backoff_.count() / 2,
+                                                client.backoff_.count());
+    client.reconnect_.expires_after(std::chrono::milliseconds(draw(client.jitter_)));
+    client.backoff_ = std::min(client.backoff_ * 2, client.options_.backoff_max);
+    client.reconnect_.async_wait([self](boost::system::error_code ec) {
+      if (auto again = self.lock(); !ec && again && *again) (*again)->Connect();
+    });
+  });
+}
+
+void Client::Attach(const std::string& name) {
+  std::weak_ptr<Client*> self = self_;
+  // First ask whether the node holds the name: only then may a resync move
+  // this end (a node that lost it would otherwise hand back an empty one).
+  requests_->Ask("has", json::object{{"name", name}}, [self, name](sync::AskResult answer) {
+    auto alive = self.lock();
+    if (!alive || !*alive) return;
+    Client& client = **alive;
+    auto it = client.entries_.find(name);
+    if (it == client.entries_.end() || !client.link_) return;
+    Entry& entry = it->second;
+    if (!answer) {
+      if (answer.error().reason != "closed" && entry.handlers.fault) {
+        entry.handlers.fault(answer.error().reason, answer.error().message);
+      }
+      return;
+    }
+    client.live_ = true;
+    client.backoff_ = client.options_.backoff_min;
+    const json::object& held = answer->as_object();
+    const bool holds = held.contains("held") && held.at("held").as_bool();
+    if (!entry.document) {  // Open(): make the document from the node's root.
+      if (!holds) {
+        if (entry.handlers.fault) entry.handlers.fault("no-document", "the node holds no \"" + name + "\"");
+        return;
+      }
+      auto root = codec::IdFromText(std::string(held.at("root").as_string()));
+      auto kind = codec::KindFromName(std::string(held.at("kind").as_string()));
+      if (!root || !kind) return;
+      entry.owned = std::make_unique<sync::Document>(*root, *kind);
+      entry.document = entry.owned.get();
+      entry.watch = entry.document->Watch([&client, name](const sync::Change& change) {
+        if (!change.local) return;
+        auto e = client.entries_.find(name);
+        if (e == client.entries_.end()) return;
+        e->second.unconfirmed.push_back(change.commit);
+        client.Confirm();
+      });
+    }
+    sync::ShareHandlers handlers = entry.handlers;
+    auto user_synced = entry.handlers.synced;
+    auto user_ready = entry.handlers.ready;
+    handlers.ready = {};
+    handlers.synced = [self, name, user_synced, user_ready](sync::Document& document) {
+      auto a = self.lock();
+      if (!a || !*a) return;
+      auto e = (*a)->entries_.find(name);
+      if (e != (*a)->entries_.end()) (*a)->Replay(name, e->second);
+      if (user_ready) user_ready(document);
+      if (user_synced) user_synced(document);
+    };
+    auto shared = client.link_->Share(name, entry.document, std::move(handlers));
+    if (!shared) return;
+    entry.shared = *shared;
+    if (holds) {
+      entry.shared->Resync();
+    } else if (user_ready) {
+      user_ready(*entry.document);  // The node takes this end's state.
+    }
+  });
+}
+
+void Client::Replay(const std::string& /*name*/, Entry& entry) {
+  // After the resync the document is the node's; re-apply what the node had
+  // not confirmed. One that had landed is refused (slot-exists, slot-missing)
+  // or changes nothing.
+  for (const codec::Commit& commit : entry.unconfirmed) (void)entry.document->Apply(commit);
+}
+
+void Client::Confirm() {
+  if (confirm_posted_ || closed_) return;
+  confirm_posted_ = true;
+  std::weak_ptr<Client*> self = self_;
+  confirm_.expires_after(options_.confirm_every);
+  confirm_.async_wait([self](boost::system::error_code ec) {
+    auto alive = self.lock();
+    if (ec || !alive || !*alive) return;
+    Client& client = **alive;
+    client.confirm_posted_ = false;
+    if (!client.requests_ || !client.live_ || client.asking_) {
+      if (!client.closed_) client.Confirm();  // Try again later.
+      return;
+    }
+    // Posted, so the link's frames for these commits leave first.
+    client.scheduler_.Post([self] {
+      auto a = self.lock();
+      if (!a || !*a || !(*a)->requests_) return;
+      Client& c = **a;
+      std::map<std::string, size_t> marks;
+      for (auto& [name, entry] : c.entries_) marks[name] = entry.unconfirmed.size();
+      c.asking_ = true;
+      c.requests_->Ask("durable", nullptr, [self, marks](sync::AskResult answer) {
+        auto b = self.lock();
+        if (!b || !*b) return;
+        Client& d = **b;
+        d.asking_ = false;
+        if (!answer) return;
+        bool more = false;
+        for (auto& [name, entry] : d.entries_) {
+          auto mark = marks.find(name);
+          const size_t done = mark == marks.end() ? 0 : std::min(mark->second, entry.unconfirmed.size());
+          entry.unconfirmed.erase(entry.unconfirmed.begin(), entry.unconfirmed.begin() + done);
+          more = more || !entry.unconfirmed.empty();
+        }
+        if (more) d.Confirm();
+      });
+    });
+  });
+}
+
+}  // namespace aweft

@@ -1,0 +1,111 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "sync/document.h"
+#include "sync/link.h"
+#include "sync/requests.h"
+#include "sync/websocket.h"
+
+namespace aweft {
+
+// A client of aweft-node: shares documents with a node over one WebSocket
+// and keeps them shared across lost connections and node restarts.
+//
+// When the connection drops it dials again (backoff with jitter). For each
+// document it then asks the node whether it holds the name: if so it shares
+// it and resyncs (the document is moved by reconcile, every observable kept),
+// then re-applies its own commits the node had not confirmed durable; if not
+// (the node lost it, or never got it) it shares it so the node takes its
+// state. Nothing written offline or in flight is lost, nothing duplicated.
+// The node confirms with the `durable` request: everything it received
+// before answering is stored.
+//
+// Lives on one executor's thread; documents it shares must be used there.
+class Client {
+ public:
+  struct Options {
+    std::string url;     // ws://host:port/
+    std::string token;   // Bearer token, when the node wants one.
+    // Reconnect delays: doubling from `backoff_min` up to `backoff_max`, each
+    // drawn between half and all of that. Default: 50 ms, 5 s.
+    std::chrono::milliseconds backoff_min{50};
+    std::chrono::milliseconds backoff_max{5000};
+    // How often, at most, the client asks the node to confirm durability.
+    // Default: 20 ms.
+    std::chrono::milliseconds confirm_every{20};
+  };
+
+  Client(boost::asio::any_io_executor executor, Options options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Shares `document` under `name` now and after every reconnect. The
+  // document must outlive the client (or Forget()). Refuses already-shared.
+  codec::Result<void> Share(const std::string& name, sync::Document& document,
+                            sync::ShareHandlers handlers = {});
+
+  // Opens a document the node holds and this client does not: `ready` hears
+  // the client-owned document once it has the node's state. no-document (or
+  // the node's refusal) goes to `failed`.
+  void Open(const std::string& name, std::function<void(sync::Document&)> ready,
+            std::function<void(const std::string& reason)> failed = {});
+
+  // Stops sharing `name`.
+  void Forget(const std::string& name);
+
+  bool connected() const { return link_ != nullptr && live_; }
+  // Local commits of `name` the node has not yet confirmed durable.
+  size_t unconfirmed(const std::string& name) const;
+  // How many times the connection was made (1 after the first).
+  uint64_t connections() const { return connections_; }
+
+  void Close();
+
+ private:
+  struct Entry {
+    sync::Document* document = nullptr;
+    std::weak_ptr<void> lifetime;           // Expires with the document.
+    std::unique_ptr<sync::Document> owned;  // For Open().
+    sync::ShareHandlers handlers;
+    uint64_t watch = 0;
+    std::deque<codec::Commit> unconfirmed;   // Oldest first.
+    sync::Shared* shared = nullptr;
+    bool replaying = false;
+  };
+
+  void Connect();
+  void OnConnected();
+  void OnLost();
+  void Attach(const std::string& name);
+  void Replay(const std::string& name, Entry& entry);
+  void Confirm();
+
+  boost::asio::any_io_executor executor_;
+  sync::AsioScheduler scheduler_;
+  Options options_;
+  std::unique_ptr<sync::WebSocketChannel> channel_;
+  std::unique_ptr<sync::Link> link_;
+  std::optional<sync::Requests> requests_;
+  std::map<std::string, Entry> entries_;
+  boost::asio::steady_timer reconnect_, confirm_;
+  std::chrono::milliseconds backoff_;
+  std::mt19937_64 jitter_;
+  std::shared_ptr<Client*> self_;
+  uint64_t connections_ = 0;
+  bool live_ = false, closed_ = false, confirm_posted_ = false, asking_ = false;
+};
+
+}  // namespace aweft

@@ -1,0 +1,96 @@
+// Convergence in process (behaviour.md §7 item 30): whatever order a handful
+// of ends write in, they all end at one document.
+
+#include <deque>
+#include <functional>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "sync/channel.h"
+#include "tests/sync/converge.h"
+
+namespace aweft::sync::testing {
+namespace {
+
+// ManualScheduler drains everything or nothing; this one can also run a few
+// pieces of work, so frames arrive part-way through other ends' edits.
+class SteppedScheduler : public Scheduler {
+ public:
+  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
+
+  void Step(size_t steps) {
+    for (; steps > 0 && !queue_.empty(); --steps) RunOne();
+  }
+  // False if work is still left after `limit` pieces (a livelock).
+  bool RunUntilIdle(size_t limit) {
+    for (; limit > 0 && !queue_.empty(); --limit) RunOne();
+    return queue_.empty();
+  }
+
+ private:
+  void RunOne() {
+    auto work = std::move(queue_.front());
+    queue_.pop_front();
+    work();
+  }
+  std::deque<std::function<void()>> queue_;
+};
+
+class InProcess : public Network {
+ public:
+  Scheduler& scheduler() override { return scheduler_; }
+  std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join() override {
+    return InProcessPair(scheduler_);
+  }
+  void Step(size_t steps) override { scheduler_.Step(steps); }
+  bool Settle(const std::function<bool()>& quiet) override {
+    return scheduler_.RunUntilIdle(1'000'000) && quiet();
+  }
+
+ private:
+  SteppedScheduler scheduler_;
+};
+
+TEST_CASE("named shapes converge in process", "[sync][converge]") {
+  const Shape named[] = {
+      {20260903, false, 3, 90, false},
+      {20260903, true, 4, 90, false},
+      {424242, false, 5, 90, false},
+      {7, true, 5, 90, true},
+      {909090, false, 4, 90, true},
+  };
+  for (const Shape& shape : named) {
+    InProcess network;
+    const Outcome outcome = Converge(network, shape);
+    INFO(Describe(shape));
+    for (const auto& failure : outcome.failures) FAIL_CHECK(failure);
+    CHECK(outcome.failures.empty());
+    // The refusal path ran: end 0 turned sealed writes away and end 1 yielded.
+    CHECK(outcome.refusals > 0);
+    CHECK(outcome.yields == outcome.refusals);
+    if (shape.cuts) CHECK(outcome.cuts > 0);
+  }
+}
+
+TEST_CASE("the convergence sweep: 500 seeds over both shapes", "[sync][converge]") {
+  size_t failed = 0, refusals = 0, cuts = 0, resyncs = 0;
+  for (uint64_t seed = 1; seed <= 500; ++seed) {
+    const Shape shape{seed, seed % 2 == 1, 3 + static_cast<int>(seed % 3), 60, seed % 4 == 0};
+    InProcess network;
+    const Outcome outcome = Converge(network, shape);
+    refusals += outcome.refusals;
+    cuts += outcome.cuts;
+    resyncs += outcome.resyncs;
+    if (outcome.failures.empty()) continue;
+    ++failed;
+    FAIL_CHECK(Describe(shape) + ": " + outcome.failures.front());
+  }
+  INFO("refusals " << refusals << ", cuts " << cuts << ", resyncs " << resyncs);
+  CHECK(failed == 0);
+  CHECK(refusals > 0);
+  CHECK(cuts > 0);
+}
+
+}  // namespace
+}  // namespace aweft::sync::testing
