@@ -46,7 +46,8 @@ void Client::Close() {
 }
 
 codec::Result<void> Client::Share(const std::string& name, sync::Document& document,
-                                  sync::ShareHandlers handlers) {
+                                  sync::ShareHandlers handlers,
+                                  std::deque<codec::Commit> unconfirmed) {
   if (entries_.count(name)) {
     return Refusal{Reason::kAlreadyShared, "\"" + name + "\" is already shared by this client"};
   }
@@ -54,15 +55,28 @@ codec::Result<void> Client::Share(const std::string& name, sync::Document& docum
   entry.document = &document;
   entry.lifetime = document.lifetime();
   entry.handlers = std::move(handlers);
-  entry.watch = document.Watch([this, name](const sync::Change& change) {
-    if (!change.local) return;  // Only this client's own commits need confirming.
-    auto it = entries_.find(name);
-    if (it == entries_.end()) return;
-    it->second.unconfirmed.push_back(change.commit);
-    Confirm();
-  });
+  entry.unconfirmed = std::move(unconfirmed);
+  Watch(name, entry);
+  if (!entry.unconfirmed.empty()) Confirm();
   if (requests_) Attach(name);
   return {};
+}
+
+void Client::Watch(const std::string& name, Entry& entry) {
+  // Every commit the node has not sent us needs its confirmation: ours, and
+  // any that reached the document some other way (another link).
+  entry.watch = entry.document->Watch([this, name](const sync::Change& change) {
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return;
+    Entry& e = it->second;
+    if (e.landing) {  // The first delivery while landing is what arrived.
+      e.landing = false;
+      return;
+    }
+    if (e.replaying) return;
+    e.unconfirmed.push_back(change.commit);
+    Confirm();
+  });
 }
 
 void Client::Open(const std::string& name, std::function<void(sync::Document&)> ready,
@@ -108,6 +122,32 @@ void Client::Connect() {
   });
   ++connections_;
   for (auto& [name, entry] : entries_) Attach(name);
+  if (on_connected_) on_connected_();
+}
+
+void Client::Ask(std::string name, json::value args, std::function<void(sync::AskResult)> done) {
+  if (!requests_) {
+    asio::post(executor_, [done = std::move(done)] {
+      done(sync::RequestError{"closed", "not connected to the node", {}});
+    });
+    return;
+  }
+  requests_->Ask(std::move(name), std::move(args), std::move(done));
+}
+
+void Client::Probe(const std::string& name,
+                   std::function<void(std::optional<std::pair<codec::Id, codec::Kind>>)> done) {
+  Ask("has", json::object{{"name", name}}, [done = std::move(done)](sync::AskResult answer) {
+    if (!answer || !answer->is_object()) return done(std::nullopt);
+    const json::object& held = answer->as_object();
+    if (!held.contains("held") || !held.at("held").is_bool() || !held.at("held").as_bool()) {
+      return done(std::nullopt);
+    }
+    auto root = codec::IdFromText(std::string(held.at("root").as_string()));
+    auto kind = codec::KindFromName(std::string(held.at("kind").as_string()));
+    if (!root || !kind) return done(std::nullopt);
+    done(std::make_pair(*root, *kind));
+  });
 }
 
 void Client::OnLost() {
@@ -165,18 +205,20 @@ void Client::Attach(const std::string& name) {
       if (!root || !kind) return;
       entry.owned = std::make_unique<sync::Document>(*root, *kind);
       entry.document = entry.owned.get();
-      entry.watch = entry.document->Watch([&client, name](const sync::Change& change) {
-        if (!change.local) return;
-        auto e = client.entries_.find(name);
-        if (e == client.entries_.end()) return;
-        e->second.unconfirmed.push_back(change.commit);
-        client.Confirm();
-      });
+      client.Watch(name, entry);
     }
     sync::ShareHandlers handlers = entry.handlers;
     auto user_synced = entry.handlers.synced;
     auto user_ready = entry.handlers.ready;
     handlers.ready = {};
+    auto user_landing = entry.handlers.landing;
+    handlers.landing = [self, name, user_landing](bool on) {
+      if (auto a = self.lock(); a && *a) {
+        auto e = (*a)->entries_.find(name);
+        if (e != (*a)->entries_.end()) e->second.landing = on;
+      }
+      if (user_landing) user_landing(on);
+    };
     handlers.synced = [self, name, user_synced, user_ready](sync::Document& document) {
       auto a = self.lock();
       if (!a || !*a) return;
@@ -185,12 +227,11 @@ void Client::Attach(const std::string& name) {
       if (user_ready) user_ready(document);
       if (user_synced) user_synced(document);
     };
-    auto shared = client.link_->Share(name, entry.document, std::move(handlers));
+    // Held there: ask for its state in the first open, and yield to it.
+    auto shared = client.link_->Share(name, entry.document, std::move(handlers), holds);
     if (!shared) return;
     entry.shared = *shared;
-    if (holds) {
-      entry.shared->Resync();
-    } else if (user_ready) {
+    if (!holds && user_ready) {
       user_ready(*entry.document);  // The node takes this end's state.
     }
   });
@@ -200,7 +241,10 @@ void Client::Replay(const std::string& /*name*/, Entry& entry) {
   // After the resync the document is the node's; re-apply what the node had
   // not confirmed. One that had landed is refused (slot-exists, slot-missing)
   // or changes nothing.
-  for (const codec::Commit& commit : entry.unconfirmed) (void)entry.document->Apply(commit);
+  entry.replaying = true;
+  auto unconfirmed = entry.unconfirmed;  // Apply may deliver to our watch.
+  for (const codec::Commit& commit : unconfirmed) (void)entry.document->Apply(commit);
+  entry.replaying = false;
 }
 
 void Client::Confirm() {
@@ -223,9 +267,13 @@ void Client::Confirm() {
       if (!a || !*a || !(*a)->requests_) return;
       Client& c = **a;
       std::map<std::string, size_t> marks;
-      for (auto& [name, entry] : c.entries_) marks[name] = entry.unconfirmed.size();
+      std::map<std::string, uint64_t> seqs;
+      for (auto& [name, entry] : c.entries_) {
+        marks[name] = entry.unconfirmed.size();
+        if (c.options_.mark) seqs[name] = c.options_.mark(name);
+      }
       c.asking_ = true;
-      c.requests_->Ask("durable", nullptr, [self, marks](sync::AskResult answer) {
+      c.requests_->Ask("durable", nullptr, [self, marks, seqs](sync::AskResult answer) {
         auto b = self.lock();
         if (!b || !*b) return;
         Client& d = **b;
@@ -237,6 +285,9 @@ void Client::Confirm() {
           const size_t done = mark == marks.end() ? 0 : std::min(mark->second, entry.unconfirmed.size());
           entry.unconfirmed.erase(entry.unconfirmed.begin(), entry.unconfirmed.begin() + done);
           more = more || !entry.unconfirmed.empty();
+        }
+        if (d.options_.confirmed) {
+          for (const auto& [name, seq] : seqs) d.options_.confirmed(name, seq);
         }
         if (more) d.Confirm();
       });

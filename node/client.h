@@ -45,6 +45,11 @@ class Client {
     // How often, at most, the client asks the node to confirm durability.
     // Default: 20 ms.
     std::chrono::milliseconds confirm_every{20};
+    // Optional: a mark taken for each document when a confirmation is asked
+    // for, and handed back once the node confirms (a node records its store
+    // head this way, to know after a restart what its upstream has).
+    std::function<uint64_t(const std::string& name)> mark;
+    std::function<void(const std::string& name, uint64_t mark)> confirmed;
   };
 
   Client(boost::asio::any_io_executor executor, Options options);
@@ -53,9 +58,12 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Shares `document` under `name` now and after every reconnect. The
-  // document must outlive the client (or Forget()). Refuses already-shared.
+  // document must outlive the client (or Forget()). `unconfirmed`: commits
+  // the node may not have (from an earlier run), re-applied after a resync.
+  // Refuses already-shared.
   codec::Result<void> Share(const std::string& name, sync::Document& document,
-                            sync::ShareHandlers handlers = {});
+                            sync::ShareHandlers handlers = {},
+                            std::deque<codec::Commit> unconfirmed = {});
 
   // Opens a document the node holds and this client does not: `ready` hears
   // the client-owned document once it has the node's state. no-document (or
@@ -66,8 +74,19 @@ class Client {
   // Stops sharing `name`.
   void Forget(const std::string& name);
 
+  // Asks the node whether it holds `name`: `done` hears its root and kind,
+  // or nullopt (not held, or no connection).
+  void Probe(const std::string& name,
+             std::function<void(std::optional<std::pair<codec::Id, codec::Kind>>)> done);
+
+  // Any request to the node; `closed` when there is no connection.
+  void Ask(std::string name, boost::json::value args, std::function<void(sync::AskResult)> done);
+
+  // Runs `fn` each time a connection is made (requests may be asked then).
+  void OnConnected(std::function<void()> fn) { on_connected_ = std::move(fn); }
+
   bool connected() const { return link_ != nullptr && live_; }
-  // Local commits of `name` the node has not yet confirmed durable.
+  // Commits of `name` the node has not yet confirmed durable.
   size_t unconfirmed(const std::string& name) const;
   // How many times the connection was made (1 after the first).
   uint64_t connections() const { return connections_; }
@@ -84,12 +103,14 @@ class Client {
     std::deque<codec::Commit> unconfirmed;   // Oldest first.
     sync::Shared* shared = nullptr;
     bool replaying = false;
+    bool landing = false;  // A commit from the node is being applied.
   };
 
   void Connect();
   void OnConnected();
   void OnLost();
   void Attach(const std::string& name);
+  void Watch(const std::string& name, Entry& entry);
   void Replay(const std::string& name, Entry& entry);
   void Confirm();
 
@@ -100,6 +121,7 @@ class Client {
   std::unique_ptr<sync::Link> link_;
   std::optional<sync::Requests> requests_;
   std::map<std::string, Entry> entries_;
+  std::function<void()> on_connected_;
   boost::asio::steady_timer reconnect_, confirm_;
   std::chrono::milliseconds backoff_;
   std::mt19937_64 jitter_;

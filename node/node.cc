@@ -91,7 +91,8 @@ Node::Node(Config config, asio::io_context& io)
     : config_(std::move(config)),
       io_(io),
       channel_scheduler_(io.get_executor()),
-      eviction_(io) {
+      eviction_(io),
+      hello_(io) {
   auto [host, port] = HostPort(config_.listen, "listen");
   if (config_.tokens.empty() && !Loopback(host)) {
     throw ConfigError("config: 'listen' is " + config_.listen +
@@ -113,7 +114,112 @@ Node::Node(Config config, asio::io_context& io)
       options);
   spdlog::info("event=start node={} listen={}:{} data={} documents={}", config_.node_id, host,
                listener_->port(), config_.data, store_->List().size());
+  LoadConfirmed();
+  for (const Upstream& upstream : config_.upstreams) {
+    auto link = std::make_unique<UpstreamLink>();
+    link->config = upstream;
+    Client::Options options;
+    options.url = upstream.url;
+    options.token = upstream.token;
+    options.mark = [this](const std::string& name) { return store_->Head(name); };
+    options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
+      uint64_t& mark = confirmed_[{url, name}];
+      if (seq <= mark) return;
+      mark = seq;
+      SaveConfirmed();
+    };
+    link->client = std::make_unique<Client>(io.get_executor(), options);
+    UpstreamLink* raw = link.get();
+    link->client->OnConnected([this, raw] { Hello(*raw); });
+    spdlog::info("event=upstream url={} names={}", upstream.url, upstream.names.size());
+    upstreams_.push_back(std::move(link));
+  }
+  // Paths change as the nodes above connect: ask again now and then, so a
+  // cycle made by nodes starting together is still found.
   ScheduleEviction();
+  if (!upstreams_.empty()) {
+    hello_.expires_after(std::chrono::seconds(1));
+    hello_.async_wait([this](boost::system::error_code ec) { if (!ec) RepeatHello(); });
+  }
+}
+
+// The marks live in DATA/upstream-confirmed, one "url seq name" per line
+// (the name last: it may hold spaces). Losing the file only means replaying
+// more after a restart.
+void Node::LoadConfirmed() {
+  std::ifstream in(config_.data + "/upstream-confirmed");
+  std::string url, name;
+  uint64_t seq;
+  while (in >> url >> seq && std::getline(in >> std::ws, name)) confirmed_[{url, name}] = seq;
+}
+
+void Node::SaveConfirmed() {
+  const std::string path = config_.data + "/upstream-confirmed";
+  {
+    std::ofstream out(path + ".new", std::ios::trunc);
+    for (const auto& [key, seq] : confirmed_) out << key.first << " " << seq << " " << key.second << "\n";
+    if (!out) return spdlog::warn("event=upstream-marks detail=\"cannot write {}\"", path);
+  }
+  std::filesystem::rename(path + ".new", path);
+}
+
+void Node::RepeatHello() {
+  for (auto& upstream : upstreams_) {
+    if (!upstream->cycle) Hello(*upstream);
+  }
+  hello_.expires_after(std::chrono::seconds(1));
+  hello_.async_wait([this](boost::system::error_code ec) { if (!ec && !stopping_) RepeatHello(); });
+}
+
+std::vector<std::string> Node::Path() const {
+  std::vector<std::string> path{config_.node_id};
+  for (const auto& upstream : upstreams_) {
+    if (!upstream->cycle) path.insert(path.end(), upstream->path.begin(), upstream->path.end());
+  }
+  return path;
+}
+
+namespace {
+
+std::string Joined(const std::vector<std::string>& path) {
+  std::string out;
+  for (const auto& id : path) out += (out.empty() ? "" : " > ") + id;
+  return out;
+}
+
+}  // namespace
+
+void Node::Hello(UpstreamLink& upstream) {
+  upstream.client->Ask(
+      "hello", boost::json::object{{"id", config_.node_id}},
+      [this, &upstream](sync::AskResult answer) {
+        if (upstream.cycle) return;
+        std::vector<std::string> path;
+        if (answer && answer->is_object() && answer->as_object().contains("path")) {
+          for (const auto& id : answer->as_object().at("path").as_array()) {
+            if (id.is_string()) path.emplace_back(id.as_string());
+          }
+        }
+        const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();
+        if ((!answer && answer.error().reason == "cycle") || loops || path.size() > 64) {
+          upstream.cycle = true;
+          const std::string detail = answer ? Joined(path) : answer.error().message;
+          spdlog::error(
+              "event=cycle node={} upstream={} detail=\"dialing it would make a cycle: {}\" "
+              "fix=\"remove one of these upstreams\"",
+              config_.node_id, upstream.config.url, detail);
+          upstream.client->Close();
+          return;
+        }
+        if (answer) upstream.path = std::move(path);
+      });
+}
+
+Node::UpstreamLink* Node::UpstreamFor(std::string_view name) {
+  for (auto& upstream : upstreams_) {
+    if (!upstream->cycle && AnyMatches(upstream->config.names, name)) return upstream.get();
+  }
+  return nullptr;
 }
 
 Node::~Node() {
@@ -195,10 +301,37 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
       root = info->root;
       kind = info->kind;
     }
-    if (!root) return reply.SendResult(json::object{{"held", false}});
+    if (!root) {
+      // Not here: perhaps a node above holds it.
+      if (UpstreamLink* upstream = UpstreamFor(std::string_view(*name))) {
+        return upstream->client->Probe(std::string(*name), [reply](auto held) {
+          if (!held) return reply.SendResult(json::object{{"held", false}});
+          reply.SendResult(json::object{{"held", true},
+                                        {"root", codec::IdText(held->first)},
+                                        {"kind", std::string(codec::KindName(held->second))}});
+        });
+      }
+      return reply.SendResult(json::object{{"held", false}});
+    }
     return reply.SendResult(json::object{{"held", true},
                                          {"root", codec::IdText(*root)},
                                          {"kind", std::string(codec::KindName(kind))}});
+  }
+  if (request == "hello") {
+    const json::object* object = args.if_object();
+    const json::string* id = object && object->contains("id") ? object->at("id").if_string() : nullptr;
+    std::vector<std::string> path = Path();
+    if (id && std::find(path.begin(), path.end(), std::string(*id)) != path.end()) {
+      spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
+                    config_.node_id, c.remote, std::string(*id), config_.node_id, Joined(path));
+      return reply.SendError({"cycle",
+                              "node " + std::string(*id) + " is already upstream of " +
+                                  config_.node_id + " (" + Joined(path) + "); linking them makes a cycle",
+                              {}});
+    }
+    json::array ids;
+    for (const auto& node : path) ids.emplace_back(node);
+    return reply.SendResult(json::object{{"path", std::move(ids)}});
   }
   reply.SendError({"missing", "nothing here answers " + request, {}});
 }
@@ -212,8 +345,13 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
     return c.link->Decline(open, "forbidden",
                            "this token has no right to \"" + name + "\"");
   }
-  const bool may_create = open.root && can_write && AnyMatches(config_.create, name);
+  // A client that holds the document (and does not ask for ours) may create
+  // it here; one that wants state is served from above, if anything.
+  const bool may_create = open.root && !open.want && can_write && AnyMatches(config_.create, name);
   const bool existed = loaded_.count(name) || store_->Info(name).has_value();
+  if (!existed && !may_create) {
+    if (UpstreamLink* upstream = UpstreamFor(name)) return OpenFromUpstream(c.id, open, *upstream);
+  }
   auto document = Load(name, may_create ? open.root : std::nullopt);
   if (!document) {
     spdlog::info("event=decline doc=\"{}\" peer={} reason={}", name, c.remote,
@@ -221,8 +359,34 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
     return c.link->Decline(open, std::string(codec::Name(document.error().reason)),
                            document.error().message);
   }
+  Serve(c, open, **document, !existed);
+}
+
+void Node::OpenFromUpstream(uint64_t connection, const codec::OpenFrame& open,
+                            UpstreamLink& upstream) {
+  // Neither this node nor the client holds it: perhaps a node above does.
+  upstream.client->Probe(open.name, [this, connection, open](auto held) {
+    auto it = connections_.find(connection);
+    if (it == connections_.end() || stopping_) return;
+    Connection& c = *it->second;
+    codec::Result<sync::Document*> document =
+        Refusal{Reason::kNoDocument, "no node on the way up holds \"" + open.name + "\""};
+    if (held) {
+      document = Load(open.name, codec::RootRef{std::string(held->first.view()), held->second});
+    }
+    if (!document) {
+      return c.link->Decline(open, std::string(codec::Name(document.error().reason)),
+                             document.error().message);
+    }
+    Serve(c, open, **document, false);
+  });
+}
+
+void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& document,
+                 bool created) {
+  const std::string& name = open.name;
   sync::ShareHandlers handlers;
-  if (!can_write) {
+  if (!CanWrite(c, name)) {
     handlers.accept = [name](const codec::Commit&) -> std::vector<codec::WireReason> {
       return {{"forbidden", "this token may only read \"" + name + "\"", std::nullopt}};
     };
@@ -231,16 +395,15 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
     spdlog::info("event=end doc=\"{}\" peer={} reason={}", name, c.remote, reason);
     if (c.shared.erase(name)) Release(name);
   };
-  auto shared = c.link->Share(name, *document, std::move(handlers));
+  // A document the client just made here: ask it for its state.
+  auto shared = c.link->Share(name, &document, std::move(handlers), /*want=*/created);
   if (!shared) {
     return c.link->Decline(open, std::string(codec::Name(shared.error().reason)),
                            shared.error().message);
   }
   c.shared.insert(name);
   ++loaded_[name].shares;
-  // A document the client just made here: ask it for its state.
-  if (!existed) (*shared)->Resync();
-  spdlog::info("event=share doc=\"{}\" peer={} created={}", name, c.remote, !existed);
+  spdlog::info("event=share doc=\"{}\" peer={} created={}", name, c.remote, created);
 }
 
 codec::Result<sync::Document*> Node::Load(const std::string& name,
@@ -267,6 +430,20 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
     loaded.active = std::chrono::steady_clock::now();
   });
   spdlog::info("event=load doc=\"{}\" created={}", name, !stored);
+  if (UpstreamLink* upstream = UpstreamFor(name)) {
+    // What the upstream has not confirmed (it may have been lost with a
+    // restart of either node) is re-applied after the upstream's state.
+    std::deque<codec::Commit> unconfirmed;
+    auto it = confirmed_.find({upstream->config.url, name});
+    const uint64_t mark = it == confirmed_.end() ? 0 : it->second;
+    if (auto since = store_->Since(name, mark)) {
+      for (auto& entry : *since) unconfirmed.push_back(std::move(entry.commit));
+    } else {
+      spdlog::warn("event=upstream-history doc=\"{}\" detail=\"{}\"", name,
+                   since.error().ToString());
+    }
+    (void)upstream->client->Share(name, **document, {}, std::move(unconfirmed));
+  }
   return *document;
 }
 
@@ -298,6 +475,7 @@ void Node::ScheduleEviction() {
         continue;
       }
       loaded.document->Unwatch(loaded.watch);
+      for (auto& upstream : upstreams_) upstream->client->Forget(it->first);
       store_->CloseDocument(it->first);
       spdlog::info("event=evict doc=\"{}\"", it->first);
       it = loaded_.erase(it);
@@ -312,6 +490,8 @@ void Node::Shutdown(std::function<void()> done) {
   spdlog::info("event=shutdown connections={} documents={}", connections_.size(), loaded_.size());
   eviction_.cancel();
   listener_->Stop();
+  hello_.cancel();
+  for (auto& upstream : upstreams_) upstream->client->Close();
   for (auto& [id, connection] : connections_) {
     if (connection->link) connection->link->Close();
     else connection->channel->Close();

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "node/client.h"
 #include "node/config.h"
 #include "storage/store.h"
 #include "sync/link.h"
@@ -69,6 +70,24 @@ class Node {
   codec::Result<sync::Document*> Load(const std::string& name,
                                       const std::optional<codec::RootRef>& create_root);
   void Release(const std::string& name);
+
+  // Upstreams: nodes this one dials and shares matching documents with.
+  struct UpstreamLink {
+    Upstream config;
+    std::unique_ptr<Client> client;
+    std::vector<std::string> path;  // Its id, then its own upstreams' paths.
+    bool cycle = false;             // Refused: it leads back here.
+  };
+  UpstreamLink* UpstreamFor(std::string_view name);
+  void Hello(UpstreamLink& upstream);
+  void RepeatHello();
+  void LoadConfirmed();
+  void SaveConfirmed();
+  std::vector<std::string> Path() const;
+  void OpenFromUpstream(uint64_t connection, const codec::OpenFrame& open,
+                        UpstreamLink& upstream);
+  void Serve(Connection& connection, const codec::OpenFrame& open, sync::Document& document,
+             bool created);
   void Drop(Connection& connection);
   void ScheduleEviction();
 
@@ -81,7 +100,10 @@ class Node {
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t next_connection_ = 1;
   std::map<std::string, Loaded, std::less<>> loaded_;
-  boost::asio::steady_timer eviction_;
+  std::vector<std::unique_ptr<UpstreamLink>> upstreams_;
+  // Per (upstream url, document): the store seq the upstream has confirmed.
+  std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
+  boost::asio::steady_timer eviction_, hello_;
   bool stopping_ = false;
 };
 

@@ -57,7 +57,7 @@ Link::~Link() {
 }
 
 Result<Shared*> Link::Share(const std::string& name, Document* document,
-                            ShareHandlers handlers) {
+                            ShareHandlers handlers, bool want) {
   if (closed_) return codec::Refusal{Reason::kClosed, "the link is closed"};
   for (const auto& [n, topic] : mine_) {
     if (topic->name_ == name && !topic->ended_) {
@@ -78,6 +78,7 @@ Result<Shared*> Link::Share(const std::string& name, Document* document,
   if (document) {
     Adopt(topic, *document);
     MakeReady(topic);
+    topic.wanted_ = want;
   }
   if (auto it = waiting_.find(name); it != waiting_.end()) {
     codec::OpenFrame open = std::move(it->second);
@@ -147,7 +148,8 @@ void Link::GoLive(Shared& topic) {
 }
 
 void Link::SendState(Shared& topic) {
-  if (topic.wanted_) {
+  const Document& document = *topic.live_document_;
+  if (topic.wanted_ && document.observable_count() == 1 && document.root().size() == 0) {
     // This end holds nothing yet: answering now would move the other end to
     // an empty document. Answer once our own state has arrived.
     topic.owe_state_ = true;
@@ -261,7 +263,11 @@ void Link::OnState(const codec::StateFrame& state) {
   Result<std::optional<Commit>> move =
       applied ? Reconcile(document, TakeSnapshot(scratch))
               : Result<std::optional<Commit>>(applied.error());
-  if (move && *move) applied = topic.tracker_->Receive(**move);
+  if (move && *move) {
+    if (topic.handlers_.landing) topic.handlers_.landing(true);
+    applied = topic.tracker_->Receive(**move);
+    if (topic.handlers_.landing) topic.handlers_.landing(false);
+  }
   if (!move || !applied) {
     const codec::Refusal& why = move ? applied.error() : move.error();
     Refuse(topic, state.topic, std::string(codec::Name(why.reason)),
@@ -295,12 +301,15 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
     }
     if (reasons.empty()) {
       try {
+        if (topic.handlers_.landing) topic.handlers_.landing(true);
         auto landed = topic.tracker_->Receive(commit);
+        if (topic.handlers_.landing) topic.handlers_.landing(false);
         if (!landed) {
           reasons = {{std::string(codec::Name(landed.error().reason)),
                       landed.error().message, std::nullopt}};
         }
       } catch (...) {
+        if (topic.handlers_.landing) topic.handlers_.landing(false);
         // A watcher threw after the commit landed: not a refusal.
         if (!first_error) first_error = std::current_exception();
       }

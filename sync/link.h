@@ -43,6 +43,10 @@ struct ShareHandlers {
   std::function<void(Document&)> ready = {};
   // A state this end asked for (by sharing none, or Resync) has been applied.
   std::function<void(Document&)> synced = {};
+  // Called with true just before a commit from the other end is applied,
+  // and with false just after: the first delivery in between is it (for an
+  // application that must tell what arrived over this link from the rest).
+  std::function<void(bool)> landing = {};
 };
 
 struct LinkOptions {
@@ -114,10 +118,12 @@ class Link {
   Link& operator=(const Link&) = delete;
 
   // Shares `document` (or, with none, asks the other end for its own) under
-  // `name`. Refuses already-shared when the name is already shared here and
-  // not ended. `document` must outlive the topic.
+  // `name`. With `want`, an end that holds a document asks for the other's
+  // state at once (as Resync() would, in the first open). Refuses
+  // already-shared when the name is already shared here and not ended.
+  // `document` must outlive the topic.
   Result<Shared*> Share(const std::string& name, Document* document = nullptr,
-                        ShareHandlers handlers = {});
+                        ShareHandlers handlers = {}, bool want = false);
 
   // Called when an `open` arrives for a name not shared here, before it is
   // kept waiting for a Share: the place a node decides to load, create or

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,6 +74,20 @@ class NodeProcess {
       return port_;
     }
     throw std::runtime_error("aweft-node did not start");
+  }
+
+  // What the process printed since the last call (its log at the level
+  // asked), without waiting for more.
+  std::string Drain() {
+    std::string out;
+    if (!output_) return out;
+    const int fd = fileno(output_);
+    const int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    char buffer[4096];
+    for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) out.append(buffer, n);
+    fcntl(fd, F_SETFL, flags);
+    return out;
   }
 
   void Signal(int signal) {
