@@ -1,6 +1,7 @@
 // aweftctl: decodes commit and frame bytes to the fixtures' JSON, and encodes
-// that JSON back to canonical bytes. docs/aweftctl.md describes every flag
-// and exit code.
+// that JSON back to canonical bytes; lists, shows, exports and imports the
+// documents of a node or a data directory (node/ctl_commands.cc).
+// docs/aweftctl.md describes every flag and exit code.
 
 #include <cerrno>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "codec/frame.h"
 #include "codec/id.h"
 #include "node/commit_json.h"
+#include "node/ctl_commands.h"
 
 namespace {
 
@@ -31,12 +33,31 @@ constexpr int kExitRefused = 1;
 constexpr int kExitUsage = 2;
 
 constexpr std::string_view kHelp =
-    R"(aweftctl: decode and encode aweft commits and frames.
+    R"(aweftctl: decode and encode aweft commits and frames; inspect, export and
+import the documents of a node or a data directory.
 
 Usage:
   aweftctl decode [--frame] [--binary] [--lines] [FILE]
   aweftctl encode [--frame] [--binary] [--lines] [FILE]
+  aweftctl docs [--prefix P]                 list documents
+  aweftctl show NAME [--at SEQ]              a document's state, as a tree
+  aweftctl history NAME [--since N] [--limit M]
+                                             decoded commits after seq N
+  aweftctl export NAME FILE                  the document as one commit plus
+                                             metadata, to FILE ("-": stdout)
+  aweftctl import FILE [--name NAME]         create a document from an export
+  aweftctl snapshot NAME                     write a snapshot now
+  aweftctl stats                             the node's metrics (or the
+                                             store's figures, offline)
   aweftctl --help | --version
+
+Where the documents are (document commands):
+  --node URL     a running node's admin endpoint (default
+                 http://127.0.0.1:7421)
+  --token TOKEN  its admin_token (or $AWEFT_ADMIN_TOKEN)
+  --data DIR     offline: the node's data directory, opened directly (the
+                 node must not be running on it)
+  --json         one JSON value on standard output, for scripts
 
 decode  reads commit bytes as hex (whitespace is ignored) and prints the
         commit as JSON, in the shape of the conformance fixtures:
@@ -55,8 +76,9 @@ Flags:
 Refusals are printed to standard output as
   {"reason":"...","message":"...","fix":"..."}
 
-Exit status: 0 all accepted, 1 an input was refused, 2 bad usage or
-unreadable input.
+Exit status: 0 all accepted, 1 an input was refused (or the node or store
+refused the request), 2 bad usage or unreadable input, 3 no node answers
+at --node, or the data directory cannot be opened.
 )";
 
 // Bad flags or an unreadable FILE: main() prints it and exits 2.
@@ -263,6 +285,9 @@ int main(int argc, char** argv) {
       std::cout << "aweftctl " AWEFT_VERSION "\n";
       return kExitOk;
     }
+  }
+  if (!args.empty() && aweft::node::ctl::IsDocumentCommand(args[0])) {
+    return aweft::node::ctl::RunDocumentCommand(args);
   }
   try {
     return Run(ParseArgs(args));

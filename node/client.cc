@@ -41,8 +41,35 @@ void Client::Close() {
   confirm_.cancel();
   requests_.reset();
   if (link_) link_->Close();
+  Retire();
   link_.reset();
   channel_.reset();
+}
+
+void Client::Retire() {
+  const Stats now = stats();
+  retired_ = now;
+  retired_.traffic.queued_bytes = 0;
+}
+
+Client::Stats Client::stats() const {
+  Stats total = retired_;
+  if (link_) {
+    const sync::Link::Stats& s = link_->stats();
+    total.link.frames_in += s.frames_in;
+    total.link.frames_out += s.frames_out;
+    total.link.commits_in += s.commits_in;
+    total.link.commits_out += s.commits_out;
+    total.link.refused_in += s.refused_in;
+    total.link.refused_out += s.refused_out;
+  }
+  if (channel_) {
+    const sync::WebSocketChannel::Traffic& t = channel_->traffic();
+    total.traffic.bytes_in += t.bytes_in;
+    total.traffic.bytes_out += t.bytes_out;
+    total.traffic.queued_bytes = t.queued_bytes;
+  }
+  return total;
 }
 
 codec::Result<void> Client::Share(const std::string& name, sync::Document& document,
@@ -160,6 +187,7 @@ void Client::OnLost() {
     if (!alive || !*alive) return;
     Client& client = **alive;
     client.requests_.reset();
+    client.Retire();
     client.link_.reset();
     client.channel_.reset();
     client.asking_ = false;

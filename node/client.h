@@ -91,6 +91,14 @@ class Client {
   // How many times the connection was made (1 after the first).
   uint64_t connections() const { return connections_; }
 
+  // Counters over every connection so far (for metrics): the links' and
+  // the sockets' (queued_bytes: the current connection's only).
+  struct Stats {
+    sync::Link::Stats link;
+    sync::WebSocketChannel::Traffic traffic;
+  };
+  Stats stats() const;
+
   void Close();
 
  private:
@@ -113,6 +121,7 @@ class Client {
   void Watch(const std::string& name, Entry& entry);
   void Replay(const std::string& name, Entry& entry);
   void Confirm();
+  void Retire();
 
   boost::asio::any_io_executor executor_;
   sync::AsioScheduler scheduler_;
@@ -127,6 +136,7 @@ class Client {
   std::mt19937_64 jitter_;
   std::shared_ptr<Client*> self_;
   uint64_t connections_ = 0;
+  Stats retired_;  // Connections that ended.
   bool live_ = false, closed_ = false, confirm_posted_ = false, asking_ = false;
 };
 

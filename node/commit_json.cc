@@ -51,6 +51,8 @@ json::string IdToJson(const codec::Id& id, IdForm form) {
                                             : codec::Hex(id.view()));
 }
 
+}  // namespace
+
 json::value ValueToJson(const codec::Value& value, IdForm form) {
   return std::visit(
       Overloaded{
@@ -71,6 +73,8 @@ json::value ValueToJson(const codec::Value& value, IdForm form) {
       },
       value);
 }
+
+namespace {
 
 json::value KeyToJson(const codec::Ref& ref, IdForm form) {
   switch (ref.kind) {

@@ -22,6 +22,10 @@ enum class IdForm { kText, kHex };
 // JSON integers, every other number a double.
 boost::json::value CommitToJson(const codec::Commit& commit, IdForm form);
 
+// One slot value as CommitToJson writes it: null, true/false, a number,
+// text, {"bytes": hex} or {"ref": id, "kind": ..., "edge": ...}.
+boost::json::value ValueToJson(const codec::Value& value, IdForm form);
+
 // Reads the shape CommitToJson writes. Refuses unknown keys and wrong types
 // with the matching codec reason (invalid-commit, invalid-delta, invalid-ref,
 // invalid-value, invalid-id, invalid-hex, unknown-*-kind, ...). The result is

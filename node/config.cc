@@ -66,7 +66,10 @@ void Apply(const toml::table& root, Config& config) {
       HostPort(config.listen, key);
     } else if (key == "admin") {
       config.admin = Text(value, key);
-      HostPort(config.admin, key);
+      if (config.admin != "off") HostPort(config.admin, key);
+    } else if (key == "admin_token") {
+      config.admin_token = Text(value, key);
+      if (config.admin_token.size() < 8) Bad(key, "must be at least 8 characters");
     } else if (key == "log_level") {
       config.log_level = Text(value, key);
       static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
@@ -180,7 +183,8 @@ http://127.0.0.1:7421/.
   --config FILE        read settings from a TOML file (docs/node.md)
   --data DIR           data directory                     (data)
   --listen HOST:PORT   WebSocket links and requests       (listen)
-  --admin HOST:PORT    admin HTTP endpoint                (admin)
+  --admin HOST:PORT    admin HTTP endpoint, or off        (admin)
+  --admin-token TOKEN  bearer token the admin endpoint wants (admin_token)
   --log-level LEVEL    trace, debug, info, warn, error    (log_level)
   --node-id ID         this node's id                     (node_id)
   --durability MODE    sync, wal or none                  (storage.durability)
@@ -236,6 +240,7 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
     else if (flag == "--data") snippet = "data = " + quote(value);
     else if (flag == "--listen") snippet = "listen = " + quote(value);
     else if (flag == "--admin") snippet = "admin = " + quote(value);
+    else if (flag == "--admin-token") snippet = "admin_token = " + quote(value);
     else if (flag == "--log-level") snippet = "log_level = " + quote(value);
     else if (flag == "--node-id") snippet = "node_id = " + quote(value);
     else if (flag == "--durability") snippet = "storage.durability = " + quote(value);

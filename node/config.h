@@ -36,7 +36,8 @@ struct Upstream {
 struct Config {
   std::string data = "./aweft-data";        // data
   std::string listen = "127.0.0.1:7420";    // listen: links and requests
-  std::string admin = "127.0.0.1:7421";     // admin: the admin HTTP endpoint
+  std::string admin = "127.0.0.1:7421";     // admin: the admin HTTP endpoint ("off": none)
+  std::string admin_token;                  // admin_token: guards it (empty: no token)
   std::string log_level = "info";           // log_level
   std::string node_id;                      // node_id: made once, kept in data
 

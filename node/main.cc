@@ -37,7 +37,13 @@ int main(int argc, char** argv) {
   try {
     boost::asio::io_context io;
     aweft::node::Node node(config, io);
-    // Scripts and tests read this line to learn the port.
+    // Scripts and tests read these lines to learn the ports: the admin
+    // endpoint's first (when it is on), so that it is out once "listening" is.
+    if (node.admin_port() != 0) {
+      std::cout << "aweft-node " AWEFT_VERSION " admin http://"
+                << aweft::node::HostPort(config.admin, "admin").first << ":" << node.admin_port()
+                << "/\n";
+    }
     std::cout << "aweft-node " AWEFT_VERSION " listening ws://"
               << aweft::node::HostPort(config.listen, "listen").first << ":" << node.port()
               << "/" << std::endl;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <boost/asio/post.hpp>
+#include <boost/system/system_error.hpp>
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -19,20 +20,14 @@ using codec::Refusal;
 
 void DurableScheduler::Post(std::function<void()> work) {
   asio::post(executor_, [this, work = std::move(work)] {
+    const uint64_t before = store_.Stats().commits_written;
+    const auto start = std::chrono::steady_clock::now();
     store_.Sync();
+    const uint64_t written = store_.Stats().commits_written - before;
+    if (synced_ && written > 0) synced_(written, std::chrono::steady_clock::now() - start);
     work();
   });
 }
-
-struct Node::Connection {
-  uint64_t id = 0;
-  std::unique_ptr<sync::WebSocketChannel> channel;
-  std::unique_ptr<sync::Link> link;
-  std::optional<sync::Requests> requests;
-  const Token* token = nullptr;  // Null when no tokens are configured.
-  std::set<std::string> shared;  // Names this connection shares now.
-  std::string remote;
-};
 
 namespace {
 
@@ -105,15 +100,20 @@ Node::Node(Config config, asio::io_context& io)
   auto store = storage::Store::Open(config_.data + "/store", config_.storage);
   if (!store) throw storage::Failure(store.error().ToString());
   store_ = std::make_unique<storage::Store>(std::move(*store));
-  link_scheduler_ = std::make_unique<DurableScheduler>(io.get_executor(), *store_);
+  link_scheduler_ = std::make_unique<DurableScheduler>(
+      io.get_executor(), *store_, [this](uint64_t commits, std::chrono::duration<double> took) {
+        meters_.sync_seconds.Observe(took.count());
+        meters_.sync_commits.Observe(static_cast<double>(commits));
+      });
   sync::WebSocketChannel::Options options;
   options.max_message = config_.max_frame_bytes;
   listener_ = std::make_unique<sync::WebSocketListener>(
       io.get_executor(), channel_scheduler_, host, port,
       [this](std::unique_ptr<sync::WebSocketChannel> channel) { Accept(std::move(channel)); },
       options);
-  spdlog::info("event=start node={} listen={}:{} data={} documents={}", config_.node_id, host,
-               listener_->port(), config_.data, store_->List().size());
+  StartAdmin();
+  spdlog::info("event=start node={} listen={}:{} admin={} data={} documents={}", config_.node_id,
+               host, listener_->port(), admin_port(), config_.data, store_->List().size());
   LoadConfirmed();
   for (const Upstream& upstream : config_.upstreams) {
     auto link = std::make_unique<UpstreamLink>();
@@ -140,6 +140,27 @@ Node::Node(Config config, asio::io_context& io)
   if (!upstreams_.empty()) {
     hello_.expires_after(std::chrono::seconds(1));
     hello_.async_wait([this](boost::system::error_code ec) { if (!ec) RepeatHello(); });
+  }
+}
+
+void Node::StartAdmin() {
+  if (config_.admin == "off") return;
+  auto [host, port] = HostPort(config_.admin, "admin");
+  if (config_.admin_token.empty() && !Loopback(host)) {
+    throw ConfigError("config: 'admin' is " + config_.admin +
+                      ", not loopback, and no admin_token is configured. Configure "
+                      "admin_token, or serve admin on 127.0.0.1.");
+  }
+  admin_source_ = std::make_unique<NodeAdmin>(*this);
+  router_ = std::make_unique<admin::Router>(*admin_source_, metrics_, config_.admin_token);
+  try {
+    admin_server_ = std::make_unique<admin::HttpServer>(
+        io_.get_executor(), host, port,
+        [this](const admin::Request& request) { return router_->Handle(request); });
+  } catch (const boost::system::system_error& e) {
+    throw ConfigError("config: 'admin' is " + config_.admin + ", which cannot be served: " +
+                      e.code().message() +
+                      ". Choose another address or port, or set admin = \"off\".");
   }
 }
 
@@ -247,6 +268,7 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
     }
     if (!c.token) {
       spdlog::warn("event=refused peer={} reason=forbidden detail=\"no valid token\"", c.remote);
+      meters_.faults.Add(1, {"forbidden", "local"});
       c.channel->Send(codec::FaultFrame{0, "forbidden",
                                         "a valid bearer token is needed (Authorization header "
                                         "or ?token=)"});
@@ -263,6 +285,7 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
           Answer(c, name, args, std::move(reply));
         });
   }
+  meters_.connections.Add(1);
   spdlog::info("event=connect peer={} connection={}", c.remote, c.id);
 }
 
@@ -318,6 +341,7 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
                                          {"kind", std::string(codec::KindName(kind))}});
   }
   if (request == "hello") {
+    c.peer = true;  // Only nodes say hello.
     const json::object* object = args.if_object();
     const json::string* id = object && object->contains("id") ? object->at("id").if_string() : nullptr;
     std::vector<std::string> path = Path();
@@ -342,8 +366,7 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   const bool can_write = CanWrite(c, name);
   if (!can_read) {
     spdlog::warn("event=refused doc=\"{}\" peer={} reason=forbidden", name, c.remote);
-    return c.link->Decline(open, "forbidden",
-                           "this token has no right to \"" + name + "\"");
+    return Decline(c, open, "forbidden", "this token has no right to \"" + name + "\"");
   }
   // A client that holds the document (and does not ask for ours) may create
   // it here; one that wants state is served from above, if anything.
@@ -356,10 +379,23 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   if (!document) {
     spdlog::info("event=decline doc=\"{}\" peer={} reason={}", name, c.remote,
                  codec::Name(document.error().reason));
-    return c.link->Decline(open, std::string(codec::Name(document.error().reason)),
-                           document.error().message);
+    return Decline(c, open, std::string(codec::Name(document.error().reason)),
+                   document.error().message);
   }
   Serve(c, open, **document, !existed);
+}
+
+void Node::Decline(Connection& c, const codec::OpenFrame& open, const std::string& reason,
+                   const std::string& message) {
+  meters_.faults.Add(1, {reason, "local"});
+  c.link->Decline(open, reason, message);
+}
+
+void Node::CountRefused(const sync::Refused& refused) {
+  // `mine`: this end sent the commit and the other end refused it.
+  for (const auto& reason : refused.reasons) {
+    meters_.refusals.Add(1, {reason.code, refused.mine ? "remote" : "local"});
+  }
 }
 
 void Node::OpenFromUpstream(uint64_t connection, const codec::OpenFrame& open,
@@ -375,8 +411,8 @@ void Node::OpenFromUpstream(uint64_t connection, const codec::OpenFrame& open,
       document = Load(open.name, codec::RootRef{std::string(held->first.view()), held->second});
     }
     if (!document) {
-      return c.link->Decline(open, std::string(codec::Name(document.error().reason)),
-                             document.error().message);
+      return Decline(c, open, std::string(codec::Name(document.error().reason)),
+                     document.error().message);
     }
     Serve(c, open, **document, false);
   });
@@ -391,15 +427,17 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
       return {{"forbidden", "this token may only read \"" + name + "\"", std::nullopt}};
     };
   }
+  handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
   handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
+    meters_.faults.Add(1, {reason, "remote"});
     spdlog::info("event=end doc=\"{}\" peer={} reason={}", name, c.remote, reason);
     if (c.shared.erase(name)) Release(name);
   };
   // A document the client just made here: ask it for its state.
   auto shared = c.link->Share(name, &document, std::move(handlers), /*want=*/created);
   if (!shared) {
-    return c.link->Decline(open, std::string(codec::Name(shared.error().reason)),
-                           shared.error().message);
+    return Decline(c, open, std::string(codec::Name(shared.error().reason)),
+                   shared.error().message);
   }
   c.shared.insert(name);
   ++loaded_[name].shares;
@@ -426,8 +464,9 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
   Loaded& loaded = loaded_[name];
   loaded.document = *document;
   loaded.active = std::chrono::steady_clock::now();
-  loaded.watch = (*document)->Watch([&loaded](const sync::Change&) {
+  loaded.watch = (*document)->Watch([this, &loaded](const sync::Change&) {
     loaded.active = std::chrono::steady_clock::now();
+    SyncSoon();
   });
   spdlog::info("event=load doc=\"{}\" created={}", name, !stored);
   if (UpstreamLink* upstream = UpstreamFor(name)) {
@@ -442,9 +481,22 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
       spdlog::warn("event=upstream-history doc=\"{}\" detail=\"{}\"", name,
                    since.error().ToString());
     }
-    (void)upstream->client->Share(name, **document, {}, std::move(unconfirmed));
+    sync::ShareHandlers handlers;
+    handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
+    handlers.fault = [this](const std::string& reason, const std::string&) {
+      meters_.faults.Add(1, {reason, "remote"});
+    };
+    (void)upstream->client->Share(name, **document, std::move(handlers), std::move(unconfirmed));
   }
   return *document;
+}
+
+void Node::SyncSoon() {
+  // A commit nobody forwards still reaches the disk within this turn's end:
+  // one sync for everything the turn stored (the scheduler syncs first).
+  if (sync_posted_) return;
+  sync_posted_ = true;
+  link_scheduler_->Post([this] { sync_posted_ = false; });
 }
 
 void Node::Release(const std::string& name) {
@@ -457,6 +509,12 @@ void Node::Release(const std::string& name) {
 void Node::Drop(Connection& c) {
   spdlog::info("event=disconnect peer={} connection={} reason=\"{}\"", c.remote, c.id,
                c.channel->end_reason());
+  // Bytes that were not a frame: the channel ended the connection.
+  if (c.channel->end_reason().rfind("bad-frame", 0) == 0) {
+    meters_.faults.Add(1, {"bad-frame", "local"});
+  }
+  if (c.link) AddStats(meters_.retired_link, c.link->stats());
+  AddTraffic(meters_.retired_traffic, c.channel->traffic());
   for (const std::string& name : c.shared) Release(name);
   c.shared.clear();
   connections_.erase(c.id);
@@ -490,6 +548,7 @@ void Node::Shutdown(std::function<void()> done) {
   spdlog::info("event=shutdown connections={} documents={}", connections_.size(), loaded_.size());
   eviction_.cancel();
   listener_->Stop();
+  if (admin_server_) admin_server_->Stop();
   hello_.cancel();
   for (auto& upstream : upstreams_) upstream->client->Close();
   for (auto& [id, connection] : connections_) {

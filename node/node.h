@@ -10,6 +10,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "admin/http_server.h"
+#include "admin/metrics.h"
+#include "admin/router.h"
+#include "node/admin_source.h"
 #include "node/client.h"
 #include "node/config.h"
 #include "storage/store.h"
@@ -24,13 +28,18 @@ namespace aweft::node {
 // group commit: all commits of one turn share one sync).
 class DurableScheduler : public sync::Scheduler {
  public:
-  DurableScheduler(boost::asio::any_io_executor executor, storage::Store& store)
-      : executor_(std::move(executor)), store_(store) {}
+  // `synced`, if set, hears each sync that wrote commits: how many, and how
+  // long the sync took (for metrics).
+  using Synced = std::function<void(uint64_t commits, std::chrono::duration<double> took)>;
+  DurableScheduler(boost::asio::any_io_executor executor, storage::Store& store,
+                   Synced synced = {})
+      : executor_(std::move(executor)), store_(store), synced_(std::move(synced)) {}
   void Post(std::function<void()> work) override;
 
  private:
   boost::asio::any_io_executor executor_;
   storage::Store& store_;
+  Synced synced_;
 };
 
 // The replication node: one store, one WebSocket listener for clients and
@@ -46,6 +55,8 @@ class Node {
 
   // The port links are served on (useful with port 0).
   uint16_t port() const { return listener_->port(); }
+  // The admin endpoint's port; 0 when `admin` is off.
+  uint16_t admin_port() const { return admin_server_ ? admin_server_->port() : 0; }
   const std::string& id() const { return config_.node_id; }
 
   // Stops accepting, closes every link after sending what is queued, syncs
@@ -53,7 +64,18 @@ class Node {
   void Shutdown(std::function<void()> done);
 
  private:
-  struct Connection;
+  friend class NodeAdmin;
+  struct Connection {
+    uint64_t id = 0;
+    std::unique_ptr<sync::WebSocketChannel> channel;
+    std::unique_ptr<sync::Link> link;
+    std::optional<sync::Requests> requests;
+    const Token* token = nullptr;  // Null when no tokens are configured.
+    std::set<std::string> shared;  // Names this connection shares now.
+    std::string remote;
+    bool peer = false;  // Another node (it asked `hello`), not a client.
+    std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+  };
   struct Loaded {
     sync::Document* document = nullptr;
     int shares = 0;
@@ -65,11 +87,16 @@ class Node {
   void OnOpen(Connection& connection, const codec::OpenFrame& open);
   void Answer(Connection& connection, const std::string& request,
               const boost::json::value& args, sync::Reply reply);
+  void Decline(Connection& connection, const codec::OpenFrame& open, const std::string& reason,
+               const std::string& message);
+  void CountRefused(const sync::Refused& refused);
+  void StartAdmin();
   bool CanRead(const Connection& connection, std::string_view name) const;
   bool CanWrite(const Connection& connection, std::string_view name) const;
   codec::Result<sync::Document*> Load(const std::string& name,
                                       const std::optional<codec::RootRef>& create_root);
   void Release(const std::string& name);
+  void SyncSoon();
 
   // Upstreams: nodes this one dials and shares matching documents with.
   struct UpstreamLink {
@@ -105,6 +132,16 @@ class Node {
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
   boost::asio::steady_timer eviction_, hello_;
   bool stopping_ = false;
+  bool sync_posted_ = false;
+
+  // The admin endpoint (docs/admin.md). Declared last: the server goes
+  // first, before what it calls.
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  admin::Metrics metrics_;
+  NodeMetrics meters_{metrics_};
+  std::unique_ptr<NodeAdmin> admin_source_;
+  std::unique_ptr<admin::Router> router_;
+  std::unique_ptr<admin::HttpServer> admin_server_;
 };
 
 }  // namespace aweft::node

@@ -10,6 +10,7 @@ packages=(
   libssl-dev libtomlplusplus-dev libspdlog-dev
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev
+  chromium
 )
 
 missing=()

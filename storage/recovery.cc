@@ -142,6 +142,7 @@ Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Met
   batch.Put(format::HeadKey(meta.number), format::EncodeHead(next));
   Write(batch);
   head = next;
+  ++snapshots_written;
   return {};
 }
 

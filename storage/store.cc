@@ -112,6 +112,7 @@ void Store::Impl::OnCommit(Loaded& document, const Commit& commit) {
   // document applied the commits in (sync::Document delivers FIFO).
   const uint64_t seq = ++document.head.head;
   pending.Put(format::LogKey(document.meta.number, seq), bytes);
+  ++pending_commits;
   ++document.commits_since_snapshot;
   document.bytes_since_snapshot += bytes.size();
   if (!document.dirty) {
@@ -129,6 +130,9 @@ std::vector<Store::Loaded*> Store::Impl::Flush() {
   }
   Write(pending);  // One batch, one sync, for every document: group commit.
   pending.Clear();
+  if (pending_commits > 0) ++batches_written;
+  commits_written += pending_commits;
+  pending_commits = 0;
   std::vector<Loaded*> written;
   written.swap(dirty);
   for (Loaded* document : written) document->dirty = false;
@@ -279,6 +283,29 @@ Result<void> Store::Snapshot(std::string_view name) {
   if (auto written = impl_->WriteSnapshot(name, (*found)->meta, head); !written) return written;
   if (open) open->commits_since_snapshot = open->bytes_since_snapshot = 0;
   return {};
+}
+
+StoreStats Store::Stats(bool with_rocksdb) const {
+  StoreStats stats;
+  stats.commits_written = impl_->commits_written;
+  stats.batches_written = impl_->batches_written;
+  stats.snapshots_written = impl_->snapshots_written;
+  if (!with_rocksdb) return stats;
+  auto property = [&](const std::string& name) {
+    uint64_t value = 0;
+    impl_->db->GetIntProperty(name, &value);  // Unknown or unavailable: 0.
+    return value;
+  };
+  stats.live_sst_bytes = property(rocksdb::DB::Properties::kLiveSstFilesSize);
+  stats.memtable_bytes = property(rocksdb::DB::Properties::kCurSizeAllMemTables);
+  stats.estimated_keys = property(rocksdb::DB::Properties::kEstimateNumKeys);
+  stats.pending_compaction_bytes = property(rocksdb::DB::Properties::kEstimatePendingCompactionBytes);
+  stats.running_compactions = property(rocksdb::DB::Properties::kNumRunningCompactions);
+  stats.running_flushes = property(rocksdb::DB::Properties::kNumRunningFlushes);
+  stats.level0_files = property(rocksdb::DB::Properties::kNumFilesAtLevelPrefix + std::string("0"));
+  stats.background_errors = property(rocksdb::DB::Properties::kBackgroundErrors);
+  stats.table_readers_bytes = property(rocksdb::DB::Properties::kEstimateTableReadersMem);
+  return stats;
 }
 
 void Store::Compact() {

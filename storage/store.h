@@ -93,6 +93,24 @@ struct DocumentInfo {
   std::string damage;
 };
 
+// What the store has done since it opened, and RocksDB's own figures worth
+// watching (the node's /metrics). The RocksDB half is 0 unless asked for.
+struct StoreStats {
+  uint64_t commits_written = 0;    // Commits written to the database.
+  uint64_t batches_written = 0;    // Batches that carried commits (one sync each).
+  uint64_t snapshots_written = 0;  // Snapshots written, by count or size or asked.
+
+  uint64_t live_sst_bytes = 0;            // rocksdb.live-sst-files-size
+  uint64_t memtable_bytes = 0;            // rocksdb.cur-size-all-mem-tables
+  uint64_t estimated_keys = 0;            // rocksdb.estimate-num-keys
+  uint64_t pending_compaction_bytes = 0;  // rocksdb.estimate-pending-compaction-bytes
+  uint64_t running_compactions = 0;       // rocksdb.num-running-compactions
+  uint64_t running_flushes = 0;           // rocksdb.num-running-flushes
+  uint64_t level0_files = 0;              // rocksdb.num-files-at-level0
+  uint64_t background_errors = 0;         // rocksdb.background-errors
+  uint64_t table_readers_bytes = 0;       // rocksdb.estimate-table-readers-mem
+};
+
 // One entry of a document's history.
 struct Entry {
   uint64_t seq;
@@ -186,6 +204,10 @@ class Store {
 
   // Compacts the whole database, reclaiming what dropped history held.
   void Compact();
+
+  // Counters since opening; with `with_rocksdb`, RocksDB's figures too (which
+  // ask the database, so call that at scrape time, not per commit).
+  StoreStats Stats(bool with_rocksdb = false) const;
 
  private:
   struct Impl;

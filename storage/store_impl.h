@@ -58,6 +58,10 @@ struct Store::Impl {
   uint64_t next_number = 1;
   std::optional<std::string> failure;  // Set once the disk failed us.
 
+  // For Stats(): commits in `pending`, and what was written since opening.
+  uint64_t pending_commits = 0;
+  uint64_t commits_written = 0, batches_written = 0, snapshots_written = 0;
+
   // Throws the latched Failure, if any.
   void CheckLatch() const;
   // Throws Failure (and latches it) unless `status` is ok.

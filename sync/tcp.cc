@@ -29,8 +29,8 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
-constexpr size_t kHeader = 4;         // The frame length, big-endian.
-constexpr size_t kWriteBatch = 64;    // Frames gathered into one write.
+constexpr size_t kHeader = 4;       // The frame length, big-endian.
+constexpr size_t kWriteBatch = 64;  // Frames gathered into one write.
 constexpr auto kLinger = std::chrono::seconds(5);  // Waiting for the far end
                                                    // to close after ours.
 
@@ -42,7 +42,8 @@ void Rethrow(std::exception_ptr e) {
 std::string Limit(uint64_t length, size_t max) {
   return codec::Refusal{codec::Reason::kLimit,
                         "a frame of " + std::to_string(length) +
-                            " bytes is over the limit of " + std::to_string(max)}
+                            " bytes is over the limit of " +
+                            std::to_string(max)}
       .ToString();
 }
 
@@ -61,19 +62,26 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
   void Start() {
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
-    asio::co_spawn(socket_.get_executor(), ReadLoop(shared_from_this()), Rethrow);
-    asio::co_spawn(socket_.get_executor(), WriteLoop(shared_from_this()), Rethrow);
+    asio::co_spawn(socket_.get_executor(), ReadLoop(shared_from_this()),
+                   Rethrow);
+    asio::co_spawn(socket_.get_executor(), WriteLoop(shared_from_this()),
+                   Rethrow);
   }
 
-  static asio::awaitable<void> Dial(std::shared_ptr<Session> self, std::string host,
-                                    std::string port) {
+  static asio::awaitable<void> Dial(std::shared_ptr<Session> self,
+                                    std::string host, std::string port) {
     tcp::resolver resolver(self->socket_.get_executor());
-    auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kNoThrow);
-    if (rec) co_return self->Fail("cannot resolve " + host + ": " + rec.message());
+    auto [rec, endpoints] =
+        co_await resolver.async_resolve(host, port, kNoThrow);
+    if (rec) {
+      co_return self->Fail("cannot resolve " + host + ": " + rec.message());
+    }
     if (self->ended_) co_return;
-    auto [cec, endpoint] = co_await asio::async_connect(self->socket_, endpoints, kNoThrow);
+    auto [cec, endpoint] =
+        co_await asio::async_connect(self->socket_, endpoints, kNoThrow);
     if (cec) {
-      co_return self->Fail("cannot connect to " + host + ":" + port + ": " + cec.message());
+      co_return self->Fail("cannot connect to " + host + ":" + port + ": " +
+                           cec.message());
     }
     if (!self->ended_) self->Start();
   }
@@ -107,21 +115,24 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
   static asio::awaitable<void> ReadLoop(std::shared_ptr<Session> self) {
     std::array<unsigned char, kHeader> head;
     while (!self->ended_) {
-      auto [ec, n] = co_await asio::async_read(self->socket_, asio::buffer(head), kNoThrow);
+      auto [ec, n] = co_await asio::async_read(self->socket_,
+                                               asio::buffer(head), kNoThrow);
       if (ec) {
         self->Fail(ec == asio::error::eof && n == 0 ? "the other end closed"
                                                     : Ended(ec, n > 0));
         break;
       }
-      const uint32_t length = uint32_t{head[0]} << 24 | uint32_t{head[1]} << 16 |
-                              uint32_t{head[2]} << 8 | uint32_t{head[3]};
+      const uint32_t length = uint32_t{head[0]} << 24 |
+                              uint32_t{head[1]} << 16 | uint32_t{head[2]} << 8 |
+                              uint32_t{head[3]};
       // Checked before allocating: the length is the peer's word only.
       if (length > self->max_frame_) {
         self->Fail(Limit(length, self->max_frame_));
         break;
       }
       std::string body(length, '\0');
-      auto [bec, bn] = co_await asio::async_read(self->socket_, asio::buffer(body), kNoThrow);
+      auto [bec, bn] = co_await asio::async_read(self->socket_,
+                                                 asio::buffer(body), kNoThrow);
       if (bec) {
         self->Fail(Ended(bec, true));
         break;
@@ -130,8 +141,11 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  static std::string Ended(const boost::system::error_code& ec, bool inside_frame) {
-    if (ec == asio::error::eof && inside_frame) return "the connection ended inside a frame";
+  static std::string Ended(const boost::system::error_code& ec,
+                           bool inside_frame) {
+    if (ec == asio::error::eof && inside_frame) {
+      return "the connection ended inside a frame";
+    }
     return "the connection ended: " + ec.message();
   }
 
@@ -152,9 +166,12 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
       while (!self->outbox_.empty() && batch.size() < kWriteBatch) {
         batch.push_back(std::move(self->outbox_.front()));
         self->outbox_.pop_front();
-        buffers.push_back(asio::buffer(batch.back()));
       }
-      auto [ec, n] = co_await asio::async_write(self->socket_, buffers, kNoThrow);
+      // Only once `batch` has stopped growing: a short string's bytes move
+      // with it.
+      for (const auto& framed : batch) buffers.push_back(asio::buffer(framed));
+      auto [ec, n] =
+          co_await asio::async_write(self->socket_, buffers, kNoThrow);
       if (ec) {
         self->Fail("a write failed: " + ec.message());
         break;
@@ -191,24 +208,32 @@ TcpChannel::~TcpChannel() {
 }
 
 std::unique_ptr<TcpChannel> TcpChannel::Dial(asio::any_io_executor executor,
-                                             Scheduler& scheduler, const std::string& host,
+                                             Scheduler& scheduler,
+                                             const std::string& host,
                                              uint16_t port, Options options) {
-  auto session = std::make_shared<Session>(tcp::socket(executor), options.max_frame);
+  auto session =
+      std::make_shared<Session>(tcp::socket(executor), options.max_frame);
   auto channel = std::make_unique<TcpChannel>(scheduler, session);
-  asio::co_spawn(executor, Session::Dial(session, host, std::to_string(port)), Rethrow);
+  asio::co_spawn(executor, Session::Dial(session, host, std::to_string(port)),
+                 Rethrow);
   return channel;
 }
 
 void TcpChannel::Send(const codec::Frame& frame) {
   if (ended()) return;
   auto bytes = codec::EncodeFrame(frame);
-  if (!bytes) return session_->Fail("a frame could not be encoded: " + bytes.error().ToString());
+  if (!bytes) {
+    return session_->Fail("a frame could not be encoded: " +
+                          bytes.error().ToString());
+  }
   SendBinary(std::move(*bytes));
 }
 
 void TcpChannel::SendBinary(std::string bytes) {
   if (ended()) return;
-  if (bytes.size() > UINT32_MAX) return session_->Fail(Limit(bytes.size(), UINT32_MAX));
+  if (bytes.size() > UINT32_MAX) {
+    return session_->Fail(Limit(bytes.size(), UINT32_MAX));
+  }
   const auto length = static_cast<uint32_t>(bytes.size());
   std::string framed;
   framed.reserve(kHeader + bytes.size());
@@ -260,8 +285,8 @@ struct TcpListener::State : std::enable_shared_from_this<State> {
         if (self->stopped || ec == asio::error::operation_aborted) break;
         continue;  // One failed accept does not end the listener.
       }
-      auto session = std::make_shared<TcpChannel::Session>(std::move(socket),
-                                                           self->options.max_frame);
+      auto session = std::make_shared<TcpChannel::Session>(
+          std::move(socket), self->options.max_frame);
       auto channel = std::make_unique<TcpChannel>(self->scheduler, session);
       session->Start();
       self->on_channel(std::move(channel));
@@ -269,10 +294,11 @@ struct TcpListener::State : std::enable_shared_from_this<State> {
   }
 };
 
-TcpListener::TcpListener(asio::any_io_executor executor, Scheduler& scheduler,
-                         const std::string& address, uint16_t port,
-                         std::function<void(std::unique_ptr<TcpChannel>)> on_channel,
-                         TcpChannel::Options options)
+TcpListener::TcpListener(
+    asio::any_io_executor executor, Scheduler& scheduler,
+    const std::string& address, uint16_t port,
+    std::function<void(std::unique_ptr<TcpChannel>)> on_channel,
+    TcpChannel::Options options)
     : state_(std::make_shared<State>(executor, scheduler)) {
   state_->on_channel = std::move(on_channel);
   state_->options = options;
@@ -286,7 +312,9 @@ TcpListener::TcpListener(asio::any_io_executor executor, Scheduler& scheduler,
 
 TcpListener::~TcpListener() { Stop(); }
 
-uint16_t TcpListener::port() const { return state_->acceptor.local_endpoint().port(); }
+uint16_t TcpListener::port() const {
+  return state_->acceptor.local_endpoint().port();
+}
 
 void TcpListener::Stop() {
   if (state_->stopped) return;

@@ -29,10 +29,12 @@ class TcpChannel : public ChannelBase {
 
   // Dials `host`:`port`.
   static std::unique_ptr<TcpChannel> Dial(boost::asio::any_io_executor executor,
-                                          Scheduler& scheduler, const std::string& host,
+                                          Scheduler& scheduler,
+                                          const std::string& host,
                                           uint16_t port, Options options);
   static std::unique_ptr<TcpChannel> Dial(boost::asio::any_io_executor executor,
-                                          Scheduler& scheduler, const std::string& host,
+                                          Scheduler& scheduler,
+                                          const std::string& host,
                                           uint16_t port) {
     return Dial(std::move(executor), scheduler, host, port, Options{});
   }

@@ -49,10 +49,14 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   }
 
   WebSocketChannel* owner = nullptr;  // Cleared when the channel goes.
+  Traffic traffic;
 
   // Starts the loops on an open connection.
   void Start() {
     open_ = true;
+    // Frames are small and batched already: don't let Nagle hold them back.
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().set_option(tcp::no_delay(true), ignored);
     asio::co_spawn(stream_.get_executor(), ReadLoop(shared_from_this()), Rethrow);
     asio::co_spawn(stream_.get_executor(), WriteLoop(shared_from_this()), Rethrow);
   }
@@ -78,6 +82,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
 
   void Send(bool binary, std::string bytes) {
     if (closing_) return;
+    traffic.queued_bytes += bytes.size();
     outbox_.emplace_back(binary, std::move(bytes));
     wake_.cancel();
   }
@@ -114,6 +119,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
       const bool binary = self->stream_.got_binary();
       std::string bytes = beast::buffers_to_string(buffer.data());
       buffer.consume(n);
+      self->traffic.bytes_in += bytes.size();
       if (self->owner) self->owner->OnMessage(binary, std::move(bytes));
     }
   }
@@ -136,6 +142,8 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
         self->Fail("a write failed: " + ec.message());
         break;
       }
+      self->traffic.bytes_out += bytes.size();
+      self->traffic.queued_bytes -= bytes.size();
       self->outbox_.pop_front();
     }
   }
@@ -173,6 +181,8 @@ std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor e
   asio::co_spawn(executor, Session::Dial(session, host, port, path, options.bearer), Rethrow);
   return channel;
 }
+
+const WebSocketChannel::Traffic& WebSocketChannel::traffic() const { return session_->traffic; }
 
 void WebSocketChannel::Send(const codec::Frame& frame) {
   if (ended()) return;

@@ -58,6 +58,14 @@ class WebSocketChannel : public ChannelBase {
   void SendBinary(std::string bytes);
   void OnText(std::function<void(const std::string&)> fn) { on_text_ = std::move(fn); }
 
+  // Bytes of WebSocket message payload (frames and text alike), for
+  // metrics. `queued_bytes` were handed to the channel and not yet written
+  // to the socket: how far behind the other end is.
+  struct Traffic {
+    uint64_t bytes_in = 0, bytes_out = 0, queued_bytes = 0;
+  };
+  const Traffic& traffic() const;
+
   // Why the channel ended, when it did ("bad-frame: ...", a socket error).
   const std::string& end_reason() const { return end_reason_; }
 

@@ -38,7 +38,8 @@ class TempDir {
   std::string path_;
 };
 
-// One aweft-node process. Start() waits for its "listening" line.
+// One aweft-node process. Start() waits for its "listening" line, and
+// notes the admin endpoint's port from the line before it.
 class NodeProcess {
  public:
   NodeProcess(std::string data, std::vector<std::string> extra = {})
@@ -50,7 +51,8 @@ class NodeProcess {
     int out[2];
     if (pipe(out) != 0) throw std::runtime_error("pipe failed");
     std::vector<std::string> args{AWEFT_NODE, "--data", data_, "--listen",
-                                  "127.0.0.1:" + std::to_string(port), "--log-level", "warn"};
+                                  "127.0.0.1:" + std::to_string(port), "--admin", "127.0.0.1:0",
+                                  "--log-level", "warn"};
     args.insert(args.end(), extra_.begin(), extra_.end());
     pid_ = fork();
     if (pid_ == 0) {
@@ -68,6 +70,9 @@ class NodeProcess {
     char line[512];
     while (fgets(line, sizeof line, output_)) {
       std::string text(line);
+      if (const size_t admin = text.find(" admin http://127.0.0.1:"); admin != std::string::npos) {
+        admin_port_ = static_cast<uint16_t>(std::stoi(text.substr(admin + 24)));
+      }
       const size_t at = text.find("listening ws://127.0.0.1:");
       if (at == std::string::npos) continue;
       port_ = static_cast<uint16_t>(std::stoi(text.substr(at + 25)));
@@ -107,6 +112,8 @@ class NodeProcess {
     Wait();
   }
   uint16_t port() const { return port_; }
+  uint16_t admin_port() const { return admin_port_; }
+  std::string admin_url() const { return "http://127.0.0.1:" + std::to_string(admin_port_); }
   std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_) + "/"; }
 
  private:
@@ -115,6 +122,7 @@ class NodeProcess {
   pid_t pid_ = -1;
   FILE* output_ = nullptr;
   uint16_t port_ = 0;
+  uint16_t admin_port_ = 0;
 };
 
 // A client: a WebSocket channel and a link on the test's io_context.

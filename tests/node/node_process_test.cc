@@ -49,7 +49,7 @@ struct Fixture {
   }
 };
 
-TEST_CASE("two clients converge through a node; a third joining empty gets the state",
+TEST_CASE("two clients converge through a node, and a third joining empty gets the state",
           "[node][process]") {
   Fixture f;
   NodeProcess node(f.dir.path() + "/data");
@@ -214,7 +214,7 @@ TEST_CASE("after SIGKILL and restart a client resyncs with ids and objects kept"
   CHECK(sync::TakeSnapshot(*copy->document()) == sync::TakeSnapshot(doc));
 }
 
-TEST_CASE("tokens: read-only writes are refused at both ends; no right, no open",
+TEST_CASE("tokens: read-only writes are refused at both ends, and no right means no open",
           "[node][process][refusal]") {
   Fixture f;
   const std::string config = f.dir.path() + "/node.toml";
@@ -321,6 +321,33 @@ TEST_CASE("clients ride out a node killed and restarted: nothing confirmed or of
   // And they keep editing.
   REQUIRE(doc.Push(list, std::string("after")));
   REQUIRE(RunUntil(f.io, [&] { return bobs_list->size() == 26; }));
+}
+
+TEST_CASE("a document nobody shares is evicted after its idle time", "[node][process]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data",
+                   {"--set", "documents.idle_evict_seconds=1", "--log-level", "info"});
+  node.Start();
+  Document doc(codec::Kind::kObject);
+  {
+    Client writer(f.io, f.scheduler, node.url());
+    f.ShareOrFail(writer, "doc", &doc);
+    REQUIRE(doc.Set(doc.root(), "k", 1.0));
+    REQUIRE(f.NodeHas(node.url(), "doc", doc));
+  }
+  std::string log;
+  CHECK(RunUntil(f.io, [&] {
+    log += node.Drain();
+    return log.find("event=evict doc=\"doc\"") != std::string::npos;
+  }, std::chrono::milliseconds(6000)));
+  CHECK(f.NodeHas(node.url(), "doc", doc));  // Loaded again on the next share.
+}
+
+TEST_CASE("without tokens the node will not listen beyond loopback", "[node][process][refusal]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data", {"--listen", "0.0.0.0:0"});
+  CHECK_THROWS(node.Start());
+  CHECK(WEXITSTATUS(node.Wait()) == 2);
 }
 
 TEST_CASE("a bad setting exits 2 naming it", "[node][process][refusal]") {

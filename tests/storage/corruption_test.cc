@@ -41,7 +41,7 @@ void Fill(const std::string& path) {
   }
 }
 
-TEST_CASE("a damaged document refuses to open, naming itself and the seq; others work",
+TEST_CASE("a damaged document refuses to open, naming itself and the seq, while others work",
           "[storage][refusal][corrupt]") {
   TempDir dir;
   Fill(dir.path());

@@ -15,12 +15,15 @@ uint64_t TopicOf(const codec::Frame& frame) {
   return std::get<codec::LeaveFrame>(frame).topic;
 }
 
-TEST_CASE("an in-process channel delivers in order and never inside Send", "[sync][channel]") {
+TEST_CASE("an in-process channel delivers in order and never inside Send",
+          "[sync][channel]") {
   ManualScheduler scheduler;
   auto [a, b] = InProcessPair(scheduler);
   std::vector<uint64_t> got;
   b->Receive([&](const codec::Frame& f) { got.push_back(TopicOf(f)); });
-  for (uint64_t topic = 1; topic <= 3; ++topic) a->Send(codec::LeaveFrame{topic});
+  for (uint64_t topic = 1; topic <= 3; ++topic) {
+    a->Send(codec::LeaveFrame{topic});
+  }
   CHECK(got.empty());
   scheduler.RunUntilIdle();
   CHECK(got == std::vector<uint64_t>{1, 2, 3});
@@ -36,8 +39,10 @@ TEST_CASE("an in-process channel delivers in order and never inside Send", "[syn
   CHECK(echoed == std::vector<uint64_t>{14});
 }
 
-TEST_CASE("an in-process channel: unsubscribe and double close; a late closed listener is told",
-          "[sync][channel]") {
+TEST_CASE(
+    "an in-process channel forgets unsubscribed listeners, takes a double "
+    "close and tells a late closed listener",
+    "[sync][channel]") {
   ManualScheduler scheduler;
   auto [a, b] = InProcessPair(scheduler);
   int heard = 0, a_closed = 0, b_closed = 0, unsubscribed_closed = 0;
@@ -73,7 +78,8 @@ TEST_CASE("an in-process channel: unsubscribe and double close; a late closed li
   CHECK(heard == 0);
 }
 
-TEST_CASE("frames sent before the first receiver wait for it", "[sync][channel]") {
+TEST_CASE("frames sent before the first receiver wait for it",
+          "[sync][channel]") {
   ManualScheduler scheduler;
   auto [a, b] = InProcessPair(scheduler);
   a->Send(codec::LeaveFrame{1});

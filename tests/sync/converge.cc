@@ -20,6 +20,9 @@ struct Wire {
   std::unique_ptr<Channel> channels[2];  // Declared first: outlive the links.
   std::unique_ptr<Link> links[2];
   Shared* shares[2] = {nullptr, nullptr};
+  // Set when the wire is cut: its ends may then hear closed, at any later
+  // turn (over sockets, once the far end sees the connection go).
+  std::shared_ptr<bool> cut = std::make_shared<bool>(false);
 };
 
 // The observables reachable from `top` through attach edges, as a snapshot
@@ -49,15 +52,17 @@ std::string Difference(const Snapshot& want, const Snapshot& got) {
     if (it == got.observables.end()) {
       out << " missing " << codec::IdText(id) << ";";
     } else if (!(it->second == observable)) {
-      out << " " << codec::IdText(id) << " has " << it->second.slots.size() << " slots, not "
-          << observable.slots.size() << ";";
+      out << " " << codec::IdText(id) << " has " << it->second.slots.size()
+          << " slots, not " << observable.slots.size() << ";";
     } else {
       continue;
     }
     if (++shown == 4) break;
   }
   for (const auto& [id, observable] : got.observables) {
-    if (!want.observables.count(id) && shown++ < 6) out << " extra " << codec::IdText(id) << ";";
+    if (!want.observables.count(id) && shown++ < 6) {
+      out << " extra " << codec::IdText(id) << ";";
+    }
   }
   return out.str();
 }
@@ -65,24 +70,30 @@ std::string Difference(const Snapshot& want, const Snapshot& got) {
 class Run {
  public:
   Run(Network& network, const Shape& shape)
-      : net_(network), shape_(shape), rng_(shape.seed), editor_(shape.seed ^ 0x9e3779b97f4a7c15) {}
+      : net_(network),
+        shape_(shape),
+        rng_(shape.seed),
+        editor_(shape.seed ^ 0x9e3779b97f4a7c15) {}
 
   Outcome Go();
 
  private:
-  size_t Pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
+  size_t Pick(size_t n) {
+    return std::uniform_int_distribution<size_t>(0, n - 1)(rng_);
+  }
   void Fail(std::string what) { out_.failures.push_back(std::move(what)); }
   bool Settle();
 
   void Build();
   std::unique_ptr<Wire> Join(int a, int b, bool b_empty);
-  ShareHandlers Handlers(int at);
+  ShareHandlers Handlers(int at, std::shared_ptr<bool> cut);
   std::vector<WireReason> Guard(const Commit& commit) const;
   void OnRefused(int at, const Refused& report);
 
   void MakeEdit(int at, int round);
   void Splice(int at, int round, Document& doc, Observable& list, bool remove);
   void Cut(int leaf);
+  bool Adopt(int at);
   void Check();
   bool SameEverywhere(bool ignore_contended);
 
@@ -93,13 +104,15 @@ class Run {
   Outcome out_;
 
   Id root_, list_;
-  std::vector<Id> subtree_;                        // Each end's own object.
-  std::vector<std::unique_ptr<Document>> owned_;   // The copies built up front.
-  std::vector<Document*> docs_;                    // Each end's document now.
-  std::vector<std::unique_ptr<Document>> private_;  // The editor's view of the subtree.
+  std::vector<Id> subtree_;                       // Each end's own object.
+  std::vector<std::unique_ptr<Document>> owned_;  // The copies built up front.
+  std::vector<Document*> docs_;                   // Each end's document now.
+  // A re-shared leaf's share, until its state lands.
+  std::vector<Shared*> asking_;
+  // The editor's view of each end's subtree.
+  std::vector<std::unique_ptr<Document>> private_;
   std::vector<std::unique_ptr<Wire>> wires_, cut_;
   std::vector<int> leaves_;
-  bool expect_closed_ = false;
   bool contended_ = false;  // Two ends may have replaced "c" concurrently.
 };
 
@@ -142,12 +155,18 @@ void Run::Build() {
     }
     return {};
   });
-  if (!built) return Fail("the first document did not build: " + built.error().ToString());
+  if (!built) {
+    return Fail("the first document did not build: " +
+                built.error().ToString());
+  }
   const Snapshot start = TakeSnapshot(doc);
   owned_.push_back(std::move(origin));
-  for (int i = 1; i < shape_.size; ++i) owned_.push_back(std::move(*FromSnapshot(start)));
+  for (int i = 1; i < shape_.size; ++i) {
+    owned_.push_back(std::move(*FromSnapshot(start)));
+  }
   for (int i = 0; i < shape_.size; ++i) {
     docs_.push_back(owned_[i].get());
+    asking_.push_back(nullptr);
     private_.push_back(std::make_unique<Document>(subtree_[i], Kind::kObject));
   }
   for (int i = 1; i < shape_.size; ++i) {
@@ -168,14 +187,16 @@ std::unique_ptr<Wire> Run::Join(int a, int b, bool b_empty) {
   wire->channels[0] = std::move(x);
   wire->channels[1] = std::move(y);
   for (int side : {0, 1}) {
-    wire->links[side] = std::make_unique<Link>(*wire->channels[side], net_.scheduler());
+    wire->links[side] =
+        std::make_unique<Link>(*wire->channels[side], net_.scheduler());
   }
   // Either end may share first (behaviour.md §2.4).
   const bool b_first = Pick(2) == 0;
   for (int side : b_first ? std::vector<int>{1, 0} : std::vector<int>{0, 1}) {
     const int at = side == 0 ? a : b;
     Document* doc = side == 1 && b_empty ? nullptr : docs_[at];
-    auto shared = wire->links[side]->Share("board", doc, Handlers(at));
+    auto shared =
+        wire->links[side]->Share("board", doc, Handlers(at, wire->cut));
     if (!shared) {
       Fail("share refused: " + shared.error().ToString());
       continue;
@@ -185,13 +206,19 @@ std::unique_ptr<Wire> Run::Join(int a, int b, bool b_empty) {
   return wire;
 }
 
-ShareHandlers Run::Handlers(int at) {
+ShareHandlers Run::Handlers(int at, std::shared_ptr<bool> cut) {
   ShareHandlers handlers;
-  if (at == 0) handlers.accept = [this](const Commit& commit) { return Guard(commit); };
-  handlers.refused = [this, at](const Refused& report) { OnRefused(at, report); };
-  handlers.fault = [this, at](const std::string& reason, const std::string& message) {
-    if (expect_closed_ && reason == "closed") return;
-    Fail("end " + std::to_string(at) + " heard fault " + reason + ": " + message);
+  if (at == 0) {
+    handlers.accept = [this](const Commit& commit) { return Guard(commit); };
+  }
+  handlers.refused = [this, at](const Refused& report) {
+    OnRefused(at, report);
+  };
+  handlers.fault = [this, at, cut](const std::string& reason,
+                                   const std::string& message) {
+    if (*cut && reason == "closed") return;
+    Fail("end " + std::to_string(at) + " heard fault " + reason + ": " +
+         message);
   };
   return handlers;
 }
@@ -212,8 +239,9 @@ void Run::OnRefused(int at, const Refused& report) {
   const std::string who = "end " + std::to_string(at);
   if (report.reasons.empty() || report.reasons[0].code != "not-here") {
     return Fail(who + " heard an unexpected refusal: " +
-                (report.reasons.empty() ? "none" : report.reasons[0].code + ": " +
-                                                       report.reasons[0].message));
+                (report.reasons.empty() ? "none"
+                                        : report.reasons[0].code + ": " +
+                                              report.reasons[0].message));
   }
   if (!report.mine) {
     if (at != 0) Fail(who + " refused, but only end 0 refuses");
@@ -221,15 +249,19 @@ void Run::OnRefused(int at, const Refused& report) {
     return;
   }
   // The end beside end 0 yields with the undo the refusal carried.
-  if (!report.undo) return Fail(who + " was refused seq " + std::to_string(report.seq) +
-                                " without an undo (past the window)");
+  if (!docs_[at]) return Fail(who + " was refused before it held a document");
+  if (!report.undo) {
+    return Fail(who + " was refused seq " + std::to_string(report.seq) +
+                " without an undo (past the window)");
+  }
   ++out_.yields;
   if (auto undone = docs_[at]->Apply(*report.undo); !undone) {
     Fail(who + " could not apply the undo: " + undone.error().ToString());
   }
 }
 
-void Run::Splice(int at, int round, Document& doc, Observable& list, bool remove) {
+void Run::Splice(int at, int round, Document& doc, Observable& list,
+                 bool remove) {
   const std::string mine = std::to_string(at) + ":";
   auto result = doc.Atomic([&]() -> Result<void> {
     size_t index = Pick(list.size() + 1);
@@ -248,10 +280,14 @@ void Run::Splice(int at, int round, Document& doc, Observable& list, bool remove
     }
     return doc.Insert(list, index, mine + std::to_string(round));
   });
-  if (!result) Fail("a splice at end " + std::to_string(at) + ": " + result.error().ToString());
+  if (!result) {
+    Fail("a splice at end " + std::to_string(at) + ": " +
+         result.error().ToString());
+  }
 }
 
 void Run::MakeEdit(int at, int round) {
+  if (!Adopt(at)) return;  // Still waiting for its state.
   Document& doc = *docs_[at];
   Observable* list = doc.Find(list_);
   if (!list) return Fail("end " + std::to_string(at) + " lost the list");
@@ -263,7 +299,8 @@ void Run::MakeEdit(int at, int round) {
   } else if (roll < 40) {
     Splice(at, round, doc, *list, true);
   } else if (roll < 55) {
-    done = doc.Set(doc.root(), "s" + std::to_string(at), static_cast<double>(round));
+    done = doc.Set(doc.root(), "s" + std::to_string(at),
+                   static_cast<double>(round));
   } else if (roll < 85) {
     testing::Edit edit = editor_.RandomEdit(*private_[at]);
     if (!edit.empty()) done = Editor::Replay(doc, edit);
@@ -275,9 +312,13 @@ void Run::MakeEdit(int at, int round) {
     // The one edit that does not commute, and the only one anybody refuses.
     // Made only from the value end 0 holds, so the undo puts back a value
     // end 0 takes.
-    done = doc.Set(doc.root(), "sealed", "written from end 1 at " + std::to_string(round));
+    done = doc.Set(doc.root(), "sealed",
+                   "written from end 1 at " + std::to_string(round));
   }
-  if (!done) Fail("an edit at end " + std::to_string(at) + ": " + done.error().ToString());
+  if (!done) {
+    Fail("an edit at end " + std::to_string(at) + ": " +
+         done.error().ToString());
+  }
 }
 
 void Run::Cut(int leaf) {
@@ -286,24 +327,34 @@ void Run::Cut(int leaf) {
   std::unique_ptr<Wire> old = std::move(*it);
   // Close the leaf's side, the far side, or both: the other hears closed.
   const size_t how = Pick(3);
-  expect_closed_ = true;
+  *old->cut = true;
   if (how != 1) old->links[1]->Close();
   if (how != 0) old->links[0]->Close();
   net_.Step(4);
-  expect_closed_ = false;
   cut_.push_back(std::move(old));
-  // The leaf throws its copy away and asks for the document back.
+  // The leaf throws its copy away and asks for the document back. Half the
+  // time the others carry on editing while its state is on the way.
   *it = Join(cut_.back()->a, leaf, /*b_empty=*/true);
-  expect_closed_ = true;  // The old wire's end may still be on its way.
-  Settle();
-  expect_closed_ = false;
-  Shared* asking = (*it)->shares[1];
-  if (!asking || !asking->ready()) return Fail("a re-shared leaf never got the document");
-  docs_[leaf] = asking->document();
-  auto sub = FromSnapshot(Subtree(TakeSnapshot(*docs_[leaf]), subtree_[leaf]));
-  if (!sub) return Fail("the leaf's subtree does not stand alone: " + sub.error().ToString());
-  private_[leaf] = std::move(*sub);
+  docs_[leaf] = nullptr;
+  asking_[leaf] = (*it)->shares[1];
   ++out_.cuts;
+  if (Pick(2) == 0) Settle();
+}
+
+// Takes up a re-shared leaf's document once its state has landed.
+bool Run::Adopt(int at) {
+  if (docs_[at]) return true;
+  Shared* asking = asking_[at];
+  if (!asking || !asking->ready()) return false;
+  docs_[at] = asking->document();
+  asking_[at] = nullptr;
+  auto sub = FromSnapshot(Subtree(TakeSnapshot(*docs_[at]), subtree_[at]));
+  if (!sub) {
+    Fail("the leaf's subtree does not stand alone: " + sub.error().ToString());
+    return false;
+  }
+  private_[at] = std::move(*sub);
+  return true;
 }
 
 bool Run::SameEverywhere(bool ignore_contended) {
@@ -319,13 +370,20 @@ bool Run::SameEverywhere(bool ignore_contended) {
     if (got == truth) continue;
     same = false;
     Fail("end " + std::to_string(i) + " differs from end 0" +
-         (ignore_contended ? " (beyond the contended slot):" : ":") + Difference(truth, got));
+         (ignore_contended ? " (beyond the contended slot):" : ":") +
+         Difference(truth, got));
   }
   return same;
 }
 
 void Run::Check() {
   if (!Settle()) return;
+  for (int i = 0; i < shape_.size; ++i) {
+    if (!Adopt(i)) {
+      return Fail("re-shared end " + std::to_string(i) +
+                  " never got the document");
+    }
+  }
   // Everything but the contended slot converges by itself.
   if (!SameEverywhere(/*ignore_contended=*/true)) return;
   if (contended_) {
@@ -340,12 +398,15 @@ void Run::Check() {
     }
   }
   SameEverywhere(/*ignore_contended=*/false);
-  if (*docs_[0]->root().Get("sealed") != kSealed) Fail("end 0's sealed slot was written");
+  if (*docs_[0]->root().Get("sealed") != kSealed) {
+    Fail("end 0's sealed slot was written");
+  }
   for (int i = 0; i < shape_.size; ++i) {
     // The editor's private view still matches the end's subtree.
     const Snapshot sub = Subtree(TakeSnapshot(*docs_[i]), subtree_[i]);
     if (!(TakeSnapshot(*private_[i]) == sub)) {
-      Fail("end " + std::to_string(i) + "'s subtree drifted from its editor's view");
+      Fail("end " + std::to_string(i) +
+           "'s subtree drifted from its editor's view");
     }
   }
 }
@@ -355,7 +416,9 @@ Outcome Run::Go() {
   if (!out_.failures.empty()) return out_;
   for (int round = 0; round < shape_.rounds && out_.failures.empty(); ++round) {
     const size_t writers = 1 + Pick(shape_.size);
-    for (size_t i = 0; i < writers; ++i) MakeEdit(static_cast<int>(Pick(shape_.size)), round);
+    for (size_t i = 0; i < writers; ++i) {
+      MakeEdit(static_cast<int>(Pick(shape_.size)), round);
+    }
     if (shape_.cuts && Pick(100) < 8) Cut(leaves_[Pick(leaves_.size())]);
     const size_t roll = Pick(100);
     if (roll < 30) {
@@ -371,10 +434,13 @@ Outcome Run::Go() {
 }  // namespace
 
 std::string Describe(const Shape& shape) {
-  return "seed " + std::to_string(shape.seed) + ", " + (shape.star ? "star" : "chain") +
-         " of " + std::to_string(shape.size) + (shape.cuts ? ", cuts" : "");
+  return "seed " + std::to_string(shape.seed) + ", " +
+         (shape.star ? "star" : "chain") + " of " + std::to_string(shape.size) +
+         (shape.cuts ? ", cuts" : "");
 }
 
-Outcome Converge(Network& network, const Shape& shape) { return Run(network, shape).Go(); }
+Outcome Converge(Network& network, const Shape& shape) {
+  return Run(network, shape).Go();
+}
 
 }  // namespace aweft::sync::testing

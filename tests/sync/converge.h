@@ -24,7 +24,8 @@ class Network {
   virtual ~Network() = default;
   virtual Scheduler& scheduler() = 0;
   // Two channels joined to each other; frames may be sent on both at once.
-  virtual std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join() = 0;
+  virtual std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>>
+  Join() = 0;
   // Lets a little of what is pending happen (about `steps` pieces of work).
   virtual void Step(size_t steps) = 0;
   // Runs until nothing is pending and `quiet` holds; false if that never
@@ -34,10 +35,10 @@ class Network {
 
 struct Shape {
   uint64_t seed;
-  bool star;     // Every end joined to end 0; else a chain 0-1-2-...
-  int size;      // Ends: 3 to 5.
-  int rounds;    // Rounds of edits.
-  bool cuts;     // Now and then cut a leaf's link and re-share it empty.
+  bool star;   // Every end joined to end 0; else a chain 0-1-2-...
+  int size;    // Ends: 3 to 5.
+  int rounds;  // Rounds of edits.
+  bool cuts;   // Now and then cut a leaf's link and re-share it empty.
 };
 
 // "seed 7, star of 5, cuts".
@@ -45,11 +46,11 @@ std::string Describe(const Shape& shape);
 
 struct Outcome {
   std::vector<std::string> failures;  // Empty when every end converged.
-  size_t commits = 0;     // Local edits made.
-  size_t refusals = 0;    // Sealed writes end 0 turned away.
-  size_t yields = 0;      // Undos the writer applied.
-  size_t cuts = 0;        // Leaves cut and re-shared empty.
-  size_t resyncs = 0;     // Ends resynced at the end (contended slot).
+  size_t commits = 0;                 // Local edits made.
+  size_t refusals = 0;                // Sealed writes end 0 turned away.
+  size_t yields = 0;                  // Undos the writer applied.
+  size_t cuts = 0;                    // Leaves cut and re-shared empty.
+  size_t resyncs = 0;  // Ends resynced at the end (contended slot).
 };
 
 Outcome Converge(Network& network, const Shape& shape);

@@ -1,6 +1,8 @@
 // Convergence in process (behaviour.md §7 item 30): whatever order a handful
 // of ends write in, they all end at one document.
 
+#include "tests/sync/converge.h"
+
 #include <deque>
 #include <functional>
 #include <string>
@@ -8,7 +10,6 @@
 #include <catch2/catch.hpp>
 
 #include "sync/channel.h"
-#include "tests/sync/converge.h"
 
 namespace aweft::sync::testing {
 namespace {
@@ -17,7 +18,9 @@ namespace {
 // pieces of work, so frames arrive part-way through other ends' edits.
 class SteppedScheduler : public Scheduler {
  public:
-  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
+  void Post(std::function<void()> work) override {
+    queue_.push_back(std::move(work));
+  }
 
   void Step(size_t steps) {
     for (; steps > 0 && !queue_.empty(); --steps) RunOne();
@@ -40,7 +43,8 @@ class SteppedScheduler : public Scheduler {
 class InProcess : public Network {
  public:
   Scheduler& scheduler() override { return scheduler_; }
-  std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join() override {
+  std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join()
+      override {
     return InProcessPair(scheduler_);
   }
   void Step(size_t steps) override { scheduler_.Step(steps); }
@@ -54,10 +58,8 @@ class InProcess : public Network {
 
 TEST_CASE("named shapes converge in process", "[sync][converge]") {
   const Shape named[] = {
-      {20260903, false, 3, 90, false},
-      {20260903, true, 4, 90, false},
-      {424242, false, 5, 90, false},
-      {7, true, 5, 90, true},
+      {20260903, false, 3, 90, false}, {20260903, true, 4, 90, false},
+      {424242, false, 5, 90, false},   {7, true, 5, 90, true},
       {909090, false, 4, 90, true},
   };
   for (const Shape& shape : named) {
@@ -73,10 +75,12 @@ TEST_CASE("named shapes converge in process", "[sync][converge]") {
   }
 }
 
-TEST_CASE("the convergence sweep: 500 seeds over both shapes", "[sync][converge]") {
+TEST_CASE("the convergence sweep: 500 seeds over both shapes",
+          "[sync][converge]") {
   size_t failed = 0, refusals = 0, cuts = 0, resyncs = 0;
   for (uint64_t seed = 1; seed <= 500; ++seed) {
-    const Shape shape{seed, seed % 2 == 1, 3 + static_cast<int>(seed % 3), 60, seed % 4 == 0};
+    const Shape shape{seed, seed % 2 == 1, 3 + static_cast<int>(seed % 3), 60,
+                      seed % 4 == 0};
     InProcess network;
     const Outcome outcome = Converge(network, shape);
     refusals += outcome.refusals;

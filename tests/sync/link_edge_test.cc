@@ -1,8 +1,6 @@
 // The link where application code misbehaves or the channel goes away
 // (behaviour.md §7 items 24, 25, 28).
 
-#include "sync/link.h"
-
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -11,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sync/link.h"
 #include "sync/snapshot.h"
 
 namespace aweft::sync {
@@ -25,12 +24,15 @@ struct Chain {
 
   explicit Chain(int ends) {
     docs.push_back(std::make_unique<Document>(Kind::kObject));
-    for (int i = 1; i < ends; ++i) docs.push_back(std::move(*FromSnapshot(TakeSnapshot(*docs[0]))));
+    for (int i = 1; i < ends; ++i) {
+      docs.push_back(std::move(*FromSnapshot(TakeSnapshot(*docs[0]))));
+    }
     for (int i = 1; i < ends; ++i) {
       auto [x, y] = InProcessPair(scheduler);
       channels.push_back(std::move(x));
       channels.push_back(std::move(y));
-      links.push_back(std::make_unique<Link>(*channels[channels.size() - 2], scheduler));
+      links.push_back(
+          std::make_unique<Link>(*channels[channels.size() - 2], scheduler));
       links.push_back(std::make_unique<Link>(*channels.back(), scheduler));
     }
   }
@@ -41,19 +43,26 @@ struct Chain {
 
 std::vector<WireReason> RefuseNothing(const Commit&) { return {}; }
 
-bool Has(Document& doc, const std::string& key) { return doc.root().Get(key) != nullptr; }
+bool Has(Document& doc, const std::string& key) {
+  return doc.root().Get(key) != nullptr;
+}
 
-TEST_CASE("accept throwing refuses with accept-threw at both ends and the rest of the frame applies",
-          "[sync][link][refusal]") {
+TEST_CASE(
+    "accept throwing refuses with accept-threw at both ends and the rest of "
+    "the frame applies",
+    "[sync][link][refusal]") {
   Chain c(2);
   std::vector<Refused> at_a, at_b;
-  REQUIRE(c.left(0).Share("doc", c.docs[0].get(),
-                          {.refused = [&](const Refused& r) { at_a.push_back(r); }}));
+  REQUIRE(c.left(0).Share(
+      "doc", c.docs[0].get(),
+      {.refused = [&](const Refused& r) { at_a.push_back(r); }}));
   REQUIRE(c.right(0).Share(
       "doc", c.docs[1].get(),
       {.accept =
            [](const Commit& commit) {
-             if (commit.deltas[0].ref.key == "bad") throw std::runtime_error("cannot judge bad");
+             if (commit.deltas[0].ref.key == "bad") {
+               throw std::runtime_error("cannot judge bad");
+             }
              return RefuseNothing(commit);
            },
        .refused = [&](const Refused& r) { at_b.push_back(r); }}));
@@ -64,7 +73,8 @@ TEST_CASE("accept throwing refuses with accept-threw at both ends and the rest o
   REQUIRE(one.Set(one.root(), "bad", 2.0));
   REQUIRE(one.Set(one.root(), "after", 3.0));
   c.Run();
-  CHECK(c.right(0).stats().frames_in == frames_before + 1);  // One frame of three.
+  CHECK(c.right(0).stats().frames_in ==
+        frames_before + 1);  // One frame of three.
   REQUIRE(at_a.size() == 1);
   REQUIRE(at_b.size() == 1);
   CHECK(at_a[0].mine);
@@ -83,14 +93,17 @@ TEST_CASE("accept throwing refuses with accept-threw at both ends and the rest o
   CHECK_FALSE(Has(two, "bad"));
 }
 
-TEST_CASE("a watcher throwing as a commit lands: the frame applies and the error surfaces once after it",
-          "[sync][link]") {
+TEST_CASE(
+    "a watcher throwing as a commit lands: the frame applies and the error "
+    "surfaces once after it",
+    "[sync][link]") {
   // Three ends in a chain, so the middle one also shows the commit counts as
   // landed: it is forwarded, not refused.
   Chain c(3);
   std::vector<Refused> refusals;
   auto handlers = [&] {
-    return ShareHandlers{.refused = [&](const Refused& r) { refusals.push_back(r); }};
+    return ShareHandlers{
+        .refused = [&](const Refused& r) { refusals.push_back(r); }};
   };
   REQUIRE(c.left(0).Share("doc", c.docs[0].get(), handlers()));
   REQUIRE(c.right(0).Share("doc", c.docs[1].get(), handlers()));
@@ -126,23 +139,28 @@ TEST_CASE("a watcher throwing as a commit lands: the frame applies and the error
   CHECK(TakeSnapshot(*c.docs[2]) == TakeSnapshot(one));
 }
 
-TEST_CASE("the channel ending under the link tells every share closed; Link::Close tells nobody",
-          "[sync][link]") {
+TEST_CASE(
+    "the channel ending under the link tells every share closed but "
+    "Link::Close tells nobody",
+    "[sync][link]") {
   Chain c(2);
   std::map<std::string, std::vector<std::string>> heard;
   std::map<std::string, int> ready;
   auto handlers = [&](const std::string& who) {
     return ShareHandlers{
-        .fault = [&heard, who](const std::string& reason,
-                               const std::string&) { heard[who].push_back(reason); },
+        .fault = [&heard, who](
+                     const std::string& reason,
+                     const std::string&) { heard[who].push_back(reason); },
         .ready = [&ready, who](Document&) { ++ready[who]; }};
   };
   Document lonely(Kind::kObject);
   Shared* a_doc = *c.left(0).Share("doc", c.docs[0].get(), handlers("a-doc"));
-  Shared* a_waiting = *c.left(0).Share("wanted", nullptr, handlers("a-waiting"));
+  Shared* a_waiting =
+      *c.left(0).Share("wanted", nullptr, handlers("a-waiting"));
   Shared* a_lonely = *c.left(0).Share("lonely", &lonely, handlers("a-lonely"));
   Shared* b_doc = *c.right(0).Share("doc", c.docs[1].get(), handlers("b-doc"));
-  Shared* b_waiting = *c.right(0).Share("other", nullptr, handlers("b-waiting"));
+  Shared* b_waiting =
+      *c.right(0).Share("other", nullptr, handlers("b-waiting"));
   c.Run();
   REQUIRE(ready["a-doc"] == 1);
   REQUIRE(ready["b-doc"] == 1);
@@ -155,7 +173,9 @@ TEST_CASE("the channel ending under the link tells every share closed; Link::Clo
   CHECK(heard["a-lonely"] == std::vector<std::string>{"closed"});
   CHECK(ready["a-waiting"] == 0);  // It never got a document.
   CHECK_FALSE(a_waiting->ready());
-  for (Shared* s : {a_doc, a_waiting, a_lonely}) CHECK(s->end_reason() == "closed");
+  for (Shared* s : {a_doc, a_waiting, a_lonely}) {
+    CHECK(s->end_reason() == "closed");
+  }
   // The end that closed: ended, told nobody.
   CHECK(heard["b-doc"].empty());
   CHECK(heard["b-waiting"].empty());

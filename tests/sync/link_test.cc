@@ -210,7 +210,7 @@ TEST_CASE("a frame for an unknown topic is answered no-topic and the link carrie
   CHECK(b->ready());
 }
 
-TEST_CASE("stop tells the other end left; other topics carry on", "[sync][link]") {
+TEST_CASE("stop tells the other end left, and other topics carry on", "[sync][link]") {
   Pair p;
   Document one(Kind::kObject), two(Kind::kObject);
   Shared* first = Share(*p.a, "one", &one);

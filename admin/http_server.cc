@@ -1,0 +1,144 @@
+// The admin endpoint's HTTP server: the one place admin/ meets Boost.Beast.
+// An accept loop and one coroutine per connection, on the node's executor.
+
+#include "admin/http_server.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <chrono>
+#include <exception>
+#include <map>
+
+namespace aweft::admin {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+constexpr auto kIdle = std::chrono::seconds(30);
+
+// A coroutine that throws stops the process (fail-stop), never silently.
+void Rethrow(std::exception_ptr e) {
+  if (e) std::rethrow_exception(e);
+}
+
+http::response<http::string_body> ToBeast(const Response& out, unsigned version, bool head) {
+  http::response<http::string_body> response{static_cast<http::status>(out.status), version};
+  response.set(http::field::server, "aweft-node");
+  response.set(http::field::content_type, out.content_type);
+  for (const auto& [name, value] : out.headers) response.set(name, value);
+  response.body() = out.body;
+  response.prepare_payload();
+  if (head) response.body().clear();  // Content-Length stays that of the GET.
+  return response;
+}
+
+}  // namespace
+
+struct HttpServer::State : std::enable_shared_from_this<State> {
+  explicit State(asio::any_io_executor executor) : acceptor(executor) {}
+
+  tcp::acceptor acceptor;
+  Handler handler;
+  Options options;
+  bool stopped = false;
+  std::map<uint64_t, beast::tcp_stream*> open;  // Connections, to close on Stop().
+  uint64_t next = 1;
+
+  static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
+    while (!self->stopped) {
+      auto [ec, socket] = co_await self->acceptor.async_accept(kNoThrow);
+      if (ec) {
+        if (self->stopped || ec == asio::error::operation_aborted) break;
+        // One failed accept (e.g. out of descriptors) is not the end; wait a
+        // little rather than spin.
+        asio::steady_timer pause(self->acceptor.get_executor(), std::chrono::milliseconds(100));
+        (void)co_await pause.async_wait(kNoThrow);
+        continue;
+      }
+      asio::co_spawn(self->acceptor.get_executor(),
+                     Serve(self, beast::tcp_stream(std::move(socket))), Rethrow);
+    }
+  }
+
+  static asio::awaitable<void> Serve(std::shared_ptr<State> self, beast::tcp_stream stream) {
+    const uint64_t id = self->next++;
+    self->open[id] = &stream;
+    beast::flat_buffer buffer;
+    while (!self->stopped) {
+      stream.expires_after(kIdle);
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(64 << 10);
+      parser.body_limit(self->options.max_body);
+      auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+      if (ec == http::error::body_limit) {
+        Response refused = ProblemResponse(
+            MakeProblem(Why::kTooLarge,
+                        "the body is over " + std::to_string(self->options.max_body) + " bytes"));
+        auto response = ToBeast(refused, parser.get().version(), false);
+        response.keep_alive(false);
+        (void)co_await http::async_write(stream, response, kNoThrow);
+        break;
+      }
+      if (ec || self->stopped) break;  // Closed, timed out, or not HTTP.
+      const http::request<http::string_body>& in = parser.get();
+      Request request{std::string(in.method_string()), std::string(in.target()),
+                      std::string(in[http::field::authorization]), in.body()};
+      auto response =
+          ToBeast(self->handler(request), in.version(), in.method() == http::verb::head);
+      response.keep_alive(in.keep_alive());
+      auto [wec, written] = co_await http::async_write(stream, response, kNoThrow);
+      if (wec || !response.keep_alive()) break;
+    }
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    self->open.erase(id);
+  }
+};
+
+HttpServer::HttpServer(asio::any_io_executor executor, const std::string& address, uint16_t port,
+                       Handler handler, Options options)
+    : state_(std::make_shared<State>(executor)) {
+  state_->handler = std::move(handler);
+  state_->options = options;
+  std::string host = address == "localhost" ? "127.0.0.1" : address;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  const tcp::endpoint endpoint(asio::ip::make_address(host), port);
+  state_->acceptor.open(endpoint.protocol());
+  state_->acceptor.set_option(asio::socket_base::reuse_address(true));
+  state_->acceptor.bind(endpoint);
+  state_->acceptor.listen();
+  asio::co_spawn(executor, State::Accept(state_), Rethrow);
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+uint16_t HttpServer::port() const {
+  beast::error_code ec;
+  return state_->acceptor.local_endpoint(ec).port();
+}
+
+void HttpServer::Stop() {
+  if (state_->stopped) return;
+  state_->stopped = true;
+  beast::error_code ignored;
+  state_->acceptor.close(ignored);
+  for (auto& [id, stream] : state_->open) stream->socket().close(ignored);
+}
+
+}  // namespace aweft::admin

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "codec/refusal.h"
+
+// Error answers of the admin endpoint: JSON {reason, message, fix} with an
+// HTTP status (docs/admin.md, "Errors").
+namespace aweft::admin {
+
+// The endpoint's own reasons, beside the codec's (no-document, truncated,
+// invalid-name, corrupt, ...). ReasonName() is the one place each is spelled.
+enum class Why {
+  kUnauthorized,  // 401: no token given, and one is configured.
+  kForbidden,     // 403: a token that is not the admin token.
+  kNoRoute,       // 404: no such path.
+  kMethod,        // 405: the path exists, not with this method.
+  kBadParameter,  // 400: a query parameter or body that does not parse.
+  kUnconfirmed,   // 400: DELETE without ?confirm=NAME.
+  kExists,        // 409: import over a document that exists.
+  kInUse,         // 409: delete of a document a link shares now.
+  kTooLarge,      // 413: a request body over the limit.
+  kNotReady,      // 503: /ready while a check fails.
+};
+
+std::string_view ReasonName(Why why);
+
+// One error answer.
+struct Problem {
+  int status = 500;
+  std::string reason;
+  std::string message;  // The detail, without the reason or the fix.
+  std::string fix;      // One sentence saying what to do.
+
+  boost::json::value ToJson() const;
+};
+
+Problem MakeProblem(Why why, std::string message);
+// A codec refusal keeps its reason and fix; the status follows the reason
+// (no-document 404, truncated 410, corrupt 500, forbidden 403, else 400).
+Problem MakeProblem(const codec::Refusal& refusal);
+// The same with a status of the caller's choosing (a decode reason such as
+// truncated in a request body is the client's fault: 400).
+Problem MakeProblem(const codec::Refusal& refusal, int status);
+
+// What a route answers: a JSON body, or a Problem.
+class [[nodiscard]] Answer {
+ public:
+  Answer(boost::json::value value) : state_(std::move(value)) {}                       // NOLINT
+  Answer(boost::json::object value) : state_(boost::json::value(std::move(value))) {}  // NOLINT
+  Answer(Problem problem) : state_(std::move(problem)) {}                              // NOLINT
+  Answer(const codec::Refusal& refusal) : state_(MakeProblem(refusal)) {}              // NOLINT
+
+  bool has_value() const { return state_.index() == 0; }
+  explicit operator bool() const { return has_value(); }
+  const boost::json::value& operator*() const { return std::get<0>(state_); }
+  const boost::json::value* operator->() const { return &std::get<0>(state_); }
+  const Problem& error() const { return std::get<1>(state_); }
+
+ private:
+  std::variant<boost::json::value, Problem> state_;
+};
+
+}  // namespace aweft::admin

@@ -1,0 +1,308 @@
+#include "admin/router.h"
+
+#include <boost/json/array.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include "admin/dashboard.h"
+
+namespace aweft::admin {
+namespace json = boost::json;
+
+namespace {
+
+constexpr size_t kMaxLimit = 1000;
+
+Response JsonResponse(int status, const json::value& body) {
+  Response response;
+  response.status = status;
+  response.body = json::serialize(body) + "\n";
+  return response;
+}
+
+Response FromAnswer(const Answer& answer, int status = 200) {
+  if (!answer) return ProblemResponse(answer.error());
+  return JsonResponse(status, *answer);
+}
+
+// Compares in time that depends only on the lengths, not on where they differ.
+bool SameSecret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i % (b.empty() ? 1 : b.size())];
+  return diff == 0 && !b.empty();
+}
+
+// The path split at '/', each segment still encoded: "/v1/documents/a%2Fb"
+// gives {"v1", "documents", "a%2Fb"}, so a name may hold '/'.
+std::vector<std::string_view> Segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  while (!path.empty()) {
+    if (path[0] == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    const size_t slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash);
+  }
+  return out;
+}
+
+// The query's parameters; a parameter given twice keeps the last. A bad
+// escape is a Problem.
+using Query = std::map<std::string, std::string, std::less<>>;
+
+std::optional<Query> ParseQuery(std::string_view query) {
+  Query out;
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    const size_t eq = pair.find('=');
+    auto key = PercentDecode(pair.substr(0, eq), true);
+    auto value = PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    if (!key || !value) return std::nullopt;
+    if (!key->empty()) out[*key] = *value;
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
+// Refuses any parameter not in `known` (a misspelt ?limt= is caught, not
+// ignored); `token` is allowed everywhere.
+std::optional<Problem> OnlyKnown(const Query& query,
+                                 std::initializer_list<std::string_view> known) {
+  for (const auto& [key, value] : query) {
+    bool ok = key == "token";
+    for (std::string_view k : known) ok = ok || key == k;
+    if (!ok) return MakeProblem(Why::kBadParameter, "unknown parameter '" + key + "'");
+  }
+  return std::nullopt;
+}
+
+// A whole number from `min` to `max`, or `fallback` when absent.
+std::variant<uint64_t, Problem> Number(const Query& query, std::string_view key, uint64_t fallback,
+                                       uint64_t min, uint64_t max) {
+  auto it = query.find(key);
+  if (it == query.end()) return fallback;
+  const std::string& text = it->second;
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min ||
+      value > max) {
+    return MakeProblem(Why::kBadParameter, std::string(key) + " must be a whole number from " +
+                                               std::to_string(min) + " to " + std::to_string(max) +
+                                               ", not '" + text + "'");
+  }
+  return value;
+}
+
+Response NotAllowed(std::string_view allow, const Request& request) {
+  Response response = ProblemResponse(MakeProblem(
+      Why::kMethod, request.method + " is not served here; " + std::string(allow) + " is"));
+  response.headers.emplace_back("Allow", std::string(allow));
+  return response;
+}
+
+}  // namespace
+
+std::optional<std::string> PercentDecode(std::string_view text, bool form) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+' && form) {
+      out.push_back(' ');
+    } else if (text[i] != '%') {
+      out.push_back(text[i]);
+    } else {
+      unsigned value = 0;
+      if (i + 2 >= text.size()) return std::nullopt;
+      auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+      if (ec != std::errc() || end != text.data() + i + 3) return std::nullopt;
+      out.push_back(static_cast<char>(value));
+      i += 2;
+    }
+  }
+  return out;
+}
+
+Response ProblemResponse(const Problem& problem) {
+  Response response = JsonResponse(problem.status, problem.ToJson());
+  if (problem.status == 401) {
+    response.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"aweft-admin\"");
+  }
+  return response;
+}
+
+Router::Router(Source& source, Metrics& metrics, std::string token)
+    : source_(source),
+      metrics_(metrics),
+      requests_(metrics.Counter("aweft_admin_requests_total",
+                                "Admin endpoint requests answered, by HTTP status code.",
+                                {"code"})),
+      token_(std::move(token)) {}
+
+Response Router::Handle(const Request& request) {
+  Response response = Route(request);
+  requests_.Add(1, {std::to_string(response.status)});
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
+}
+
+bool Router::Authorized(const Request& request, std::string_view query_token,
+                        Response& refusal) const {
+  if (token_.empty()) return true;
+  std::string_view given = query_token;
+  const std::string_view bearer = "Bearer ";
+  if (request.authorization.rfind(bearer, 0) == 0) {
+    given = std::string_view(request.authorization).substr(bearer.size());
+  }
+  if (given.empty()) {
+    refusal = ProblemResponse(MakeProblem(Why::kUnauthorized, "this route needs the admin token"));
+    return false;
+  }
+  if (!SameSecret(given, token_)) {
+    refusal =
+        ProblemResponse(MakeProblem(Why::kForbidden, "the token given is not the admin token"));
+    return false;
+  }
+  return true;
+}
+
+Response Router::Route(const Request& request) {
+  const std::string_view target = request.target;
+  const size_t mark = target.find('?');
+  const std::string_view where = target.substr(0, mark);
+  const std::vector<std::string_view> path = Segments(where);
+  const std::optional<Query> query =
+      ParseQuery(mark == std::string_view::npos ? "" : target.substr(mark + 1));
+  if (!query)
+    return ProblemResponse(MakeProblem(Why::kBadParameter, "the query has a bad %-escape"));
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  if (path.size() == 1 && path[0] == "health") {
+    if (!get) return NotAllowed("GET", request);
+    return JsonResponse(200, json::object{{"status", "ok"}});
+  }
+  Response refusal;
+  auto token = query->find("token");
+  if (!Authorized(request, token == query->end() ? "" : token->second, refusal)) return refusal;
+
+  const std::string_view first = path.empty() ? "" : path[0];
+  const std::string_view second = path.size() < 2 ? "" : path[1];
+  if (path.empty() || (path.size() == 1 && (first == "ready" || first == "metrics")) ||
+      (path.size() == 2 && first == "v1" && (second == "node" || second == "links"))) {
+    if (!get) return NotAllowed("GET", request);
+    if (path.empty()) {
+      Response page;
+      page.content_type = "text/html; charset=utf-8";
+      page.body = std::string(DashboardHtml());
+      return page;
+    }
+    if (first == "ready") return Ready();
+    if (first == "metrics") {
+      source_.CollectMetrics();
+      Response response;
+      response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      response.body = metrics_.Render();
+      return response;
+    }
+    return JsonResponse(200, second == "node" ? source_.NodeInfo() : source_.Links());
+  }
+  if (first == "v1" && second == "documents" && path.size() == 2) {
+    if (!get) return NotAllowed("GET", request);
+    return List(*query);
+  }
+  if (first == "v1" && second == "documents" && path.size() <= 4) {
+    const std::optional<std::string> name = PercentDecode(path[2], false);
+    if (!name)
+      return ProblemResponse(MakeProblem(Why::kBadParameter, "the name has a bad %-escape"));
+    return Document(request, *name, path.size() == 4 ? path[3] : "", *query);
+  }
+  return ProblemResponse(MakeProblem(Why::kNoRoute, "nothing is served at " + std::string(where)));
+}
+
+Response Router::Ready() {
+  json::array checks;
+  std::string failing;
+  for (const Check& check : source_.Readiness()) {
+    checks.push_back(
+        json::object{{"name", check.name}, {"ok", check.ok}, {"detail", check.detail}});
+    if (!check.ok) failing += (failing.empty() ? "" : "; ") + check.name + ": " + check.detail;
+  }
+  if (failing.empty()) return JsonResponse(200, json::object{{"ready", true}, {"checks", checks}});
+  const Problem problem = MakeProblem(Why::kNotReady, failing);
+  json::value body = problem.ToJson();
+  body.as_object()["checks"] = std::move(checks);
+  return JsonResponse(problem.status, body);
+}
+
+Response Router::List(const Query& query) {
+  if (auto bad = OnlyKnown(query, {"prefix", "after", "limit"})) return ProblemResponse(*bad);
+  auto limit = Number(query, "limit", 100, 1, kMaxLimit);
+  if (auto* bad = std::get_if<Problem>(&limit)) return ProblemResponse(*bad);
+  DocumentQuery page;
+  if (auto it = query.find("prefix"); it != query.end()) page.prefix = it->second;
+  if (auto it = query.find("after"); it != query.end()) page.after = it->second;
+  page.limit = std::get<uint64_t>(limit);
+  return JsonResponse(200, source_.Documents(page));
+}
+
+Response Router::Document(const Request& request, const std::string& name, std::string_view part,
+                          const Query& query) {
+  const std::string& method = request.method;
+  const bool get = method == "GET" || method == "HEAD";
+  if (part.empty()) {
+    if (get) {
+      if (auto bad = OnlyKnown(query, {"at"})) return ProblemResponse(*bad);
+      auto at = Number(query, "at", 0, 0, UINT64_MAX);
+      if (auto* bad = std::get_if<Problem>(&at)) return ProblemResponse(*bad);
+      std::optional<uint64_t> seq;
+      if (query.count("at")) seq = std::get<uint64_t>(at);
+      return FromAnswer(source_.State(name, seq));
+    }
+    if (method == "PUT") return Import(name, request.body);
+    if (method == "DELETE") {
+      if (auto bad = OnlyKnown(query, {"confirm"})) return ProblemResponse(*bad);
+      auto confirm = query.find("confirm");
+      if (confirm == query.end() || confirm->second != name) {
+        return ProblemResponse(MakeProblem(
+            Why::kUnconfirmed, "deleting \"" + name + "\" needs ?confirm= with its name"));
+      }
+      return FromAnswer(source_.Remove(name));
+    }
+    return NotAllowed("GET, PUT, DELETE", request);
+  }
+  if (part == "commits") {
+    if (!get) return NotAllowed("GET", request);
+    if (auto bad = OnlyKnown(query, {"since", "limit"})) return ProblemResponse(*bad);
+    auto since = Number(query, "since", 0, 0, UINT64_MAX);
+    if (auto* bad = std::get_if<Problem>(&since)) return ProblemResponse(*bad);
+    auto limit = Number(query, "limit", 100, 1, kMaxLimit);
+    if (auto* bad = std::get_if<Problem>(&limit)) return ProblemResponse(*bad);
+    return FromAnswer(source_.Commits(name, std::get<uint64_t>(since), std::get<uint64_t>(limit)));
+  }
+  if (part == "export") {
+    if (!get) return NotAllowed("GET", request);
+    return FromAnswer(source_.Export(name));
+  }
+  if (part == "snapshot") {
+    if (method != "POST") return NotAllowed("POST", request);
+    return FromAnswer(source_.Snapshot(name));
+  }
+  return ProblemResponse(
+      MakeProblem(Why::kNoRoute, "documents have no '" + std::string(part) + "'"));
+}
+
+Response Router::Import(const std::string& name, const std::string& body) {
+  json::error_code ec;
+  json::value exported = json::parse(body, ec);
+  if (ec)
+    return ProblemResponse(
+        MakeProblem(Why::kBadParameter, "the body is not JSON: " + ec.message()));
+  return FromAnswer(source_.Import(name, exported), 201);
+}
+
+}  // namespace aweft::admin

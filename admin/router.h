@@ -1,0 +1,66 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "admin/metrics.h"
+#include "admin/problem.h"
+#include "admin/source.h"
+
+namespace aweft::admin {
+
+// One HTTP request, as the server read it.
+struct Request {
+  std::string method;         // "GET", "PUT", ...
+  std::string target;         // Path and query, still percent-encoded.
+  std::string authorization;  // The Authorization header, if any.
+  std::string body;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // Beside the content type.
+};
+
+// The admin endpoint's routes (docs/admin.md), with no I/O: the server hands
+// it each request and writes what it returns. With a token configured every
+// route but /health needs it. Counts every answer in `metrics`
+// (aweft_admin_requests_total). `source` and `metrics` must outlive it.
+class Router {
+ public:
+  Router(Source& source, Metrics& metrics, std::string token);
+
+  Response Handle(const Request& request);
+
+ private:
+  using Query = std::map<std::string, std::string, std::less<>>;
+
+  Response Route(const Request& request);
+  bool Authorized(const Request& request, std::string_view query_token, Response& refusal) const;
+  Response Ready();
+  Response List(const Query& query);
+  Response Document(const Request& request, const std::string& name, std::string_view part,
+                    const Query& query);
+  Response Import(const std::string& name, const std::string& body);
+
+  Source& source_;
+  Metrics& metrics_;
+  Family& requests_;
+  std::string token_;
+};
+
+// The response for a Problem: its status, and {reason, message, fix}.
+Response ProblemResponse(const Problem& problem);
+
+// Decodes %XX escapes (and '+' as a space when `form`); nullopt for a bad
+// escape.
+std::optional<std::string> PercentDecode(std::string_view text, bool form);
+
+}  // namespace aweft::admin

@@ -1,0 +1,414 @@
+#include "node/admin_source.h"
+
+#include <boost/json/array.hpp>
+
+#include "codec/id.h"
+#include "node/commit_json.h"
+#include "node/document_json.h"
+#include "node/node.h"
+#include "sync/snapshot.h"
+
+namespace aweft::node {
+namespace {
+
+namespace json = boost::json;
+using codec::Reason;
+using codec::Refusal;
+
+// Store write latency buckets: 100 µs .. 2.5 s.
+const std::vector<double> kSyncSeconds{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                       0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
+// Commits per sync: 1 .. 4096.
+const std::vector<double> kSyncCommits{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
+
+json::object InOut(uint64_t in, uint64_t out) { return {{"in", in}, {"out", out}}; }
+
+std::string Masked(const std::string& secret) { return secret.empty() ? "" : "********"; }
+
+json::array Texts(const std::vector<std::string>& texts) {
+  json::array out;
+  for (const auto& text : texts) out.emplace_back(text);
+  return out;
+}
+
+}  // namespace
+
+void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more) {
+  total.frames_in += more.frames_in;
+  total.frames_out += more.frames_out;
+  total.commits_in += more.commits_in;
+  total.commits_out += more.commits_out;
+  total.refused_in += more.refused_in;
+  total.refused_out += more.refused_out;
+}
+
+void AddTraffic(sync::WebSocketChannel::Traffic& total,
+                const sync::WebSocketChannel::Traffic& more) {
+  total.bytes_in += more.bytes_in;
+  total.bytes_out += more.bytes_out;
+}
+
+NodeMetrics::NodeMetrics(admin::Metrics& m)
+    : commits(m.Counter("aweft_commits_total", "Commits received (in) and sent (out) over links.",
+                        {"direction"})),
+      frames(m.Counter("aweft_frames_total", "Link frames received (in) and sent (out).",
+                       {"direction"})),
+      bytes(m.Counter("aweft_bytes_total",
+                      "WebSocket message bytes received (in) and written (out) on links.",
+                      {"direction"})),
+      refusals(m.Counter("aweft_refusals_total",
+                         "Reasons commits were refused: by this node (origin=local) or by the "
+                         "other end of a link (origin=remote).",
+                         {"reason", "origin"})),
+      faults(m.Counter("aweft_faults_total",
+                       "Topics or connections ended with a reason: by this node (origin=local) "
+                       "or told by the other end or the channel (origin=remote).",
+                       {"reason", "origin"})),
+      connections(m.Counter("aweft_connections_total", "WebSocket connections accepted.")),
+      links(
+          m.Gauge("aweft_links_open", "Links open now, by kind (client or peer node).", {"kind"})),
+      loaded(m.Gauge("aweft_documents_loaded", "Documents loaded in memory now.")),
+      stored(m.Gauge("aweft_documents_stored", "Documents in the store.")),
+      sync_seconds(m.Histogram("aweft_store_sync_duration_seconds",
+                               "Time to write and sync one batch of commits (group commit), "
+                               "snapshots it triggers included.",
+                               kSyncSeconds)),
+      sync_commits(m.Histogram("aweft_store_sync_batch_commits",
+                               "Commits written by one sync (the group-commit batch size).",
+                               kSyncCommits)),
+      store_commits(m.Counter("aweft_store_commits_written_total",
+                              "Commits written to the store since the node started.")),
+      store_syncs(m.Counter("aweft_store_batches_written_total",
+                            "Batches of commits written (one fsync each in sync mode).")),
+      snapshots(m.Counter("aweft_store_snapshots_total",
+                          "Snapshots written since the node started (by count, size or asked).")),
+      rocksdb(m.Gauge("aweft_rocksdb_live_sst_bytes", "RocksDB: size of the live SST files.")),
+      rocksdb_memtable(m.Gauge("aweft_rocksdb_memtable_bytes", "RocksDB: size of all memtables.")),
+      rocksdb_keys(m.Gauge("aweft_rocksdb_estimated_keys", "RocksDB: estimated number of keys.")),
+      rocksdb_pending_compaction(m.Gauge("aweft_rocksdb_pending_compaction_bytes",
+                                         "RocksDB: estimated bytes compaction must rewrite.")),
+      rocksdb_compactions(
+          m.Gauge("aweft_rocksdb_running_compactions", "RocksDB: compactions running now.")),
+      rocksdb_flushes(m.Gauge("aweft_rocksdb_running_flushes", "RocksDB: flushes running now.")),
+      rocksdb_level0(m.Gauge("aweft_rocksdb_level0_files",
+                             "RocksDB: SST files at level 0 (many stall writes).")),
+      rocksdb_errors(m.Gauge("aweft_rocksdb_background_errors",
+                             "RocksDB: background errors since it opened.")),
+      rocksdb_readers(m.Gauge("aweft_rocksdb_table_readers_bytes",
+                              "RocksDB: memory held by table readers (indexes, filters).")),
+      info(m.Gauge("aweft_node_info", "Always 1; the labels name the node and its version.",
+                   {"node", "version"})),
+      uptime(m.Gauge("aweft_uptime_seconds", "Seconds since the node started.")) {}
+
+std::vector<admin::Check> NodeAdmin::Readiness() {
+  std::vector<admin::Check> checks;
+  checks.push_back({"store", node_.store_ != nullptr, "open at " + node_.config_.data + "/store"});
+  checks.push_back({"listener", node_.listener_ && !node_.stopping_,
+                    node_.stopping_ ? "shutting down"
+                                    : "ws://" + HostPort(node_.config_.listen, "listen").first +
+                                          ":" + std::to_string(node_.port()) + "/"});
+  size_t linked = 0;
+  std::string missing;
+  for (const auto& upstream : node_.upstreams_) {
+    if (upstream->client->connected() && !upstream->cycle) {
+      ++linked;
+    } else {
+      missing += (missing.empty() ? "" : ", ") + upstream->config.url +
+                 (upstream->cycle ? " (refused: a cycle)" : " (not connected)");
+    }
+  }
+  const bool all = linked == node_.upstreams_.size();
+  checks.push_back({"upstreams", all,
+                    node_.upstreams_.empty() ? "none configured"
+                    : all                    ? std::to_string(linked) + " linked"
+                                             : missing});
+  return checks;
+}
+
+json::object NodeAdmin::Config() const {
+  const node::Config& c = node_.config_;
+  json::array tokens;
+  for (const Token& token : c.tokens) {
+    tokens.push_back(json::object{{"token", Masked(token.secret)},
+                                  {"read", Texts(token.read)},
+                                  {"write", Texts(token.write)}});
+  }
+  json::array upstreams;
+  for (const Upstream& upstream : c.upstreams) {
+    upstreams.push_back(json::object{{"url", upstream.url},
+                                     {"names", Texts(upstream.names)},
+                                     {"token", Masked(upstream.token)}});
+  }
+  const char* durability = c.storage.durability == storage::Durability::kSync  ? "sync"
+                           : c.storage.durability == storage::Durability::kWal ? "wal"
+                                                                               : "none";
+  return {{"data", c.data},
+          {"listen", c.listen},
+          {"admin", c.admin},
+          {"admin_token", Masked(c.admin_token)},
+          {"log_level", c.log_level},
+          {"node_id", c.node_id},
+          {"storage", json::object{{"durability", durability},
+                                   {"snapshot_every_commits", c.storage.snapshot_every_commits},
+                                   {"snapshot_every_bytes", c.storage.snapshot_every_bytes},
+                                   {"history_commits", c.storage.history_commits}}},
+          {"documents", json::object{{"idle_evict_seconds", c.idle_evict.count()},
+                                     {"create", Texts(c.create)},
+                                     {"max_frame_bytes", c.max_frame_bytes}}},
+          {"tokens", std::move(tokens)},
+          {"upstreams", std::move(upstreams)}};
+}
+
+json::object NodeAdmin::NodeInfo() {
+  json::array upstreams;
+  for (const auto& upstream : node_.upstreams_) {
+    upstreams.push_back(json::object{{"url", upstream->config.url},
+                                     {"connected", upstream->client->connected()},
+                                     {"cycle", upstream->cycle},
+                                     {"path", Texts(upstream->path)}});
+  }
+  const auto uptime = std::chrono::steady_clock::now() - node_.started_;
+  return {{"id", node_.config_.node_id},
+          {"version", AWEFT_VERSION},
+          {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
+          {"listen", "ws://" + HostPort(node_.config_.listen, "listen").first + ":" +
+                         std::to_string(node_.port()) + "/"},
+          {"config", Config()},
+          {"upstreams", std::move(upstreams)}};
+}
+
+// The links sharing `name` now: connection ids, and the upstream it goes to.
+json::array NodeAdmin::LinksOf(std::string_view name) {
+  json::array out;
+  for (const auto& [id, c] : node_.connections_) {
+    if (c->shared.count(std::string(name))) out.emplace_back("c" + std::to_string(id));
+  }
+  if (node_.loaded_.count(name)) {
+    for (size_t i = 0; i < node_.upstreams_.size(); ++i) {
+      if (node_.upstreams_[i].get() == node_.UpstreamFor(name)) {
+        out.emplace_back("u" + std::to_string(i));
+      }
+    }
+  }
+  return out;
+}
+
+json::object NodeAdmin::Documents(const admin::DocumentQuery& query) {
+  // One more than asked: whether there is a next page.
+  std::vector<storage::DocumentInfo> infos =
+      node_.store_->List(query.prefix, query.after, query.limit + 1);
+  const bool more = infos.size() > query.limit;
+  if (more) infos.pop_back();
+  json::array documents;
+  for (const auto& info : infos) {
+    json::object one = InfoToJson(info);
+    one["links"] = LinksOf(info.name);
+    documents.push_back(std::move(one));
+  }
+  json::value next = nullptr;
+  if (more) next = json::string(infos.back().name);
+  return {{"documents", std::move(documents)}, {"next", std::move(next)}};
+}
+
+admin::Answer NodeAdmin::State(std::string_view name, std::optional<uint64_t> at) {
+  if (!node_.store_->Info(name)) {
+    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
+  }
+  const uint64_t head = node_.store_->Head(name);
+  json::object out{{"name", name}};
+  auto loaded = node_.loaded_.find(name);
+  if (!at && loaded != node_.loaded_.end()) {
+    out["seq"] = head;
+    for (auto& [key, value] : StateToJson(sync::TakeSnapshot(*loaded->second.document))) {
+      out[key] = value;
+    }
+    return out;
+  }
+  const uint64_t seq = at.value_or(head);
+  auto state = node_.store_->StateAt(name, seq);
+  if (!state) return state.error();
+  out["seq"] = seq;
+  for (auto& [key, value] : StateToJson(*state)) out[key] = value;
+  return out;
+}
+
+admin::Answer NodeAdmin::Commits(std::string_view name, uint64_t since, size_t limit) {
+  auto info = node_.store_->Info(name);
+  if (!info)
+    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
+  auto entries = node_.store_->Since(name, since, limit);
+  if (!entries) return entries.error();
+  json::array commits;
+  for (const auto& entry : *entries) {
+    commits.push_back(
+        json::object{{"seq", entry.seq}, {"commit", CommitToJson(entry.commit, IdForm::kText)}});
+  }
+  const uint64_t head = node_.store_->Head(name);
+  const uint64_t last = entries->empty() ? since : entries->back().seq;
+  json::value next = nullptr;
+  if (last < head) next = last;
+  return json::object{{"name", name},
+                      {"since", since},
+                      {"head", head},
+                      {"floor", info->floor},
+                      {"commits", std::move(commits)},
+                      {"next", next}};
+}
+
+admin::Answer NodeAdmin::Export(std::string_view name) {
+  if (!node_.store_->Info(name)) {
+    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
+  }
+  const uint64_t head = node_.store_->Head(name);
+  if (auto loaded = node_.loaded_.find(name); loaded != node_.loaded_.end()) {
+    return ExportToJson(name, *loaded->second.document, head);
+  }
+  auto state = node_.store_->StateAt(name, head);
+  if (!state) return state.error();
+  auto document = sync::FromSnapshot(*state);
+  if (!document) return document.error();
+  return ExportToJson(name, **document, head);
+}
+
+admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) {
+  if (node_.loaded_.count(name) || node_.store_->Info(name)) {
+    return admin::MakeProblem(admin::Why::kExists,
+                              "this node holds \"" + std::string(name) + "\" already");
+  }
+  auto exported = ExportFromJson(body);
+  if (!exported) return admin::MakeProblem(exported.error(), 400);
+  auto document = node_.Load(std::string(name),
+                             codec::RootRef{std::string(exported->root.view()), exported->kind});
+  if (!document) return document.error();
+  if (exported->commit) {
+    // ExportFromJson applied it to an empty root already: it applies here.
+    if (auto applied = (*document)->Apply(*exported->commit); !applied) return applied.error();
+  }
+  node_.store_->Sync();
+  auto info = node_.store_->Info(name);
+  json::object out = InfoToJson(*info);
+  out["links"] = LinksOf(name);
+  return out;
+}
+
+admin::Answer NodeAdmin::Snapshot(std::string_view name) {
+  if (auto taken = node_.store_->Snapshot(name); !taken) return taken.error();
+  auto info = node_.store_->Info(name);
+  if (!info)
+    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
+  return json::object{{"name", name}, {"snapshot", info->snapshot}, {"head", info->head}};
+}
+
+admin::Answer NodeAdmin::Remove(std::string_view name) {
+  auto loaded = node_.loaded_.find(name);
+  if (loaded != node_.loaded_.end()) {
+    if (loaded->second.shares > 0) {
+      return admin::MakeProblem(admin::Why::kInUse, std::to_string(loaded->second.shares) +
+                                                        " link(s) share \"" + std::string(name) +
+                                                        "\" now");
+    }
+    // As eviction does: nothing may hold the document once the store frees it.
+    loaded->second.document->Unwatch(loaded->second.watch);
+    for (auto& upstream : node_.upstreams_) upstream->client->Forget(std::string(name));
+    node_.loaded_.erase(loaded);
+  }
+  if (auto removed = node_.store_->Remove(name); !removed) return removed.error();
+  return json::object{{"name", name}, {"removed", true}};
+}
+
+json::object NodeAdmin::Links() {
+  const auto now = std::chrono::steady_clock::now();
+  json::array links;
+  for (const auto& [id, c] : node_.connections_) {
+    if (!c->link) continue;  // Refused at the handshake, closing.
+    const sync::Link::Stats& s = c->link->stats();
+    const sync::WebSocketChannel::Traffic& t = c->channel->traffic();
+    json::array topics;
+    for (const auto& name : c->shared) topics.emplace_back(name);
+    links.push_back(
+        json::object{{"id", "c" + std::to_string(id)},
+                     {"kind", c->peer ? "peer" : "client"},
+                     {"direction", "accepted"},
+                     {"remote", c->remote},
+                     {"connected_seconds",
+                      std::chrono::duration_cast<std::chrono::seconds>(now - c->since).count()},
+                     {"topics", std::move(topics)},
+                     {"bytes", InOut(t.bytes_in, t.bytes_out)},
+                     {"frames", InOut(s.frames_in, s.frames_out)},
+                     {"commits", InOut(s.commits_in, s.commits_out)},
+                     {"refusals", InOut(s.refused_in, s.refused_out)},
+                     {"lag", json::object{{"queued_bytes", t.queued_bytes}}}});
+  }
+  for (size_t i = 0; i < node_.upstreams_.size(); ++i) {
+    const auto& upstream = *node_.upstreams_[i];
+    const Client::Stats stats = upstream.client->stats();
+    json::array topics;
+    uint64_t unconfirmed = 0;
+    for (const auto& [name, loaded] : node_.loaded_) {
+      if (node_.UpstreamFor(name) != &upstream) continue;
+      topics.emplace_back(name);
+      unconfirmed += upstream.client->unconfirmed(name);
+    }
+    links.push_back(json::object{{"id", "u" + std::to_string(i)},
+                                 {"kind", "peer"},
+                                 {"direction", "dialed"},
+                                 {"remote", upstream.config.url},
+                                 {"connected", upstream.client->connected()},
+                                 {"topics", std::move(topics)},
+                                 {"bytes", InOut(stats.traffic.bytes_in, stats.traffic.bytes_out)},
+                                 {"frames", InOut(stats.link.frames_in, stats.link.frames_out)},
+                                 {"commits", InOut(stats.link.commits_in, stats.link.commits_out)},
+                                 {"refusals", InOut(stats.link.refused_in, stats.link.refused_out)},
+                                 {"lag", json::object{{"queued_bytes", stats.traffic.queued_bytes},
+                                                      {"unconfirmed_commits", unconfirmed}}}});
+  }
+  return {{"links", std::move(links)}};
+}
+
+void NodeAdmin::CollectMetrics() {
+  NodeMetrics& m = node_.meters_;
+  sync::Link::Stats link = m.retired_link;
+  sync::WebSocketChannel::Traffic traffic = m.retired_traffic;
+  uint64_t clients = 0, peers = 0;
+  for (const auto& [id, c] : node_.connections_) {
+    if (!c->link) continue;
+    AddStats(link, c->link->stats());
+    AddTraffic(traffic, c->channel->traffic());
+    ++(c->peer ? peers : clients);
+  }
+  for (const auto& upstream : node_.upstreams_) {
+    const Client::Stats stats = upstream->client->stats();
+    AddStats(link, stats.link);
+    AddTraffic(traffic, stats.traffic);
+    if (upstream->client->connected()) ++peers;
+  }
+  m.commits.Set(static_cast<double>(link.commits_in), {"in"});
+  m.commits.Set(static_cast<double>(link.commits_out), {"out"});
+  m.frames.Set(static_cast<double>(link.frames_in), {"in"});
+  m.frames.Set(static_cast<double>(link.frames_out), {"out"});
+  m.bytes.Set(static_cast<double>(traffic.bytes_in), {"in"});
+  m.bytes.Set(static_cast<double>(traffic.bytes_out), {"out"});
+  m.links.Set(static_cast<double>(clients), {"client"});
+  m.links.Set(static_cast<double>(peers), {"peer"});
+  m.loaded.Set(static_cast<double>(node_.loaded_.size()));
+  m.stored.Set(static_cast<double>(node_.store_->List().size()));
+
+  const storage::StoreStats store = node_.store_->Stats(/*with_rocksdb=*/true);
+  m.store_commits.Set(static_cast<double>(store.commits_written));
+  m.store_syncs.Set(static_cast<double>(store.batches_written));
+  m.snapshots.Set(static_cast<double>(store.snapshots_written));
+  m.rocksdb.Set(static_cast<double>(store.live_sst_bytes));
+  m.rocksdb_memtable.Set(static_cast<double>(store.memtable_bytes));
+  m.rocksdb_keys.Set(static_cast<double>(store.estimated_keys));
+  m.rocksdb_pending_compaction.Set(static_cast<double>(store.pending_compaction_bytes));
+  m.rocksdb_compactions.Set(static_cast<double>(store.running_compactions));
+  m.rocksdb_flushes.Set(static_cast<double>(store.running_flushes));
+  m.rocksdb_level0.Set(static_cast<double>(store.level0_files));
+  m.rocksdb_errors.Set(static_cast<double>(store.background_errors));
+  m.rocksdb_readers.Set(static_cast<double>(store.table_readers_bytes));
+  m.info.Set(1, {node_.config_.node_id, AWEFT_VERSION});
+  m.uptime.Set(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - node_.started_).count());
+}
+
+}  // namespace aweft::node

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "admin/metrics.h"
+#include "admin/source.h"
+#include "sync/link.h"
+#include "sync/websocket.h"
+
+namespace aweft::node {
+
+class Node;
+
+// The node's metric families (docs/admin.md lists each). Counters of events
+// are added to where they happen; the rest is brought up to date by
+// NodeAdmin::CollectMetrics() at each scrape.
+struct NodeMetrics {
+  explicit NodeMetrics(admin::Metrics& registry);
+
+  admin::Family& commits;        // aweft_commits_total{direction}
+  admin::Family& frames;         // aweft_frames_total{direction}
+  admin::Family& bytes;          // aweft_bytes_total{direction}
+  admin::Family& refusals;       // aweft_refusals_total{reason,origin}
+  admin::Family& faults;         // aweft_faults_total{reason,origin}
+  admin::Family& connections;    // aweft_connections_total
+  admin::Family& links;          // aweft_links_open{kind}
+  admin::Family& loaded;         // aweft_documents_loaded
+  admin::Family& stored;         // aweft_documents_stored
+  admin::Family& sync_seconds;   // aweft_store_sync_duration_seconds
+  admin::Family& sync_commits;   // aweft_store_sync_batch_commits
+  admin::Family& store_commits;  // aweft_store_commits_written_total
+  admin::Family& store_syncs;    // aweft_store_batches_written_total
+  admin::Family& snapshots;      // aweft_store_snapshots_total
+  admin::Family& rocksdb;        // aweft_rocksdb_*: one family per figure, below
+  admin::Family& rocksdb_memtable;
+  admin::Family& rocksdb_keys;
+  admin::Family& rocksdb_pending_compaction;
+  admin::Family& rocksdb_compactions;
+  admin::Family& rocksdb_flushes;
+  admin::Family& rocksdb_level0;
+  admin::Family& rocksdb_errors;
+  admin::Family& rocksdb_readers;
+  admin::Family& info;    // aweft_node_info{node,version}
+  admin::Family& uptime;  // aweft_uptime_seconds
+
+  // Link counters of connections that have ended, so the totals only grow.
+  sync::Link::Stats retired_link;
+  sync::WebSocketChannel::Traffic retired_traffic;
+};
+
+// The admin endpoint's view of a Node (admin::Source): every answer is
+// built on the node's loop, from its store, connections and upstreams.
+class NodeAdmin : public admin::Source {
+ public:
+  // `node` must outlive it.
+  explicit NodeAdmin(Node& node) : node_(node) {}
+
+  std::vector<admin::Check> Readiness() override;
+  boost::json::object NodeInfo() override;
+  boost::json::object Documents(const admin::DocumentQuery& query) override;
+  admin::Answer State(std::string_view name, std::optional<uint64_t> at) override;
+  admin::Answer Commits(std::string_view name, uint64_t since, size_t limit) override;
+  admin::Answer Export(std::string_view name) override;
+  admin::Answer Import(std::string_view name, const boost::json::value& exported) override;
+  admin::Answer Snapshot(std::string_view name) override;
+  admin::Answer Remove(std::string_view name) override;
+  boost::json::object Links() override;
+  void CollectMetrics() override;
+
+ private:
+  boost::json::array LinksOf(std::string_view name);
+  boost::json::object Config() const;
+
+  Node& node_;
+};
+
+// Adds `more` to `total`, field by field.
+void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more);
+void AddTraffic(sync::WebSocketChannel::Traffic& total,
+                const sync::WebSocketChannel::Traffic& more);
+
+}  // namespace aweft::node

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "admin/problem.h"
+
+// aweftctl's two ways to reach documents: a running node's admin endpoint,
+// or a data directory opened directly. Both answer in the admin endpoint's
+// JSON shapes (docs/admin.md), so every command prints the same either way.
+namespace aweft::node::ctl {
+
+// The node or the data directory cannot be reached at all: exit 3.
+class Unreachable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // {"documents": [...], "next": NAME|null}
+  virtual admin::Answer Documents(const std::string& prefix, const std::string& after,
+                                  size_t limit) = 0;
+  virtual admin::Answer State(const std::string& name, std::optional<uint64_t> at) = 0;
+  virtual admin::Answer Commits(const std::string& name, uint64_t since, size_t limit) = 0;
+  virtual admin::Answer Export(const std::string& name) = 0;
+  virtual admin::Answer Import(const std::string& name, const boost::json::value& exported) = 0;
+  virtual admin::Answer Snapshot(const std::string& name) = 0;
+  // {"aweft_name{labels}": value, ...}
+  virtual admin::Answer Stats() = 0;
+};
+
+// Talks to `url` ("http://host:port") with `token` when not empty.
+std::unique_ptr<Backend> Online(const std::string& url, const std::string& token);
+
+// Opens DIR/store. Throws Unreachable when it cannot be opened (missing,
+// another version, or in use by a running node).
+std::unique_ptr<Backend> Offline(const std::string& data);
+
+}  // namespace aweft::node::ctl

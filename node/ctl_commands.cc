@@ -1,0 +1,373 @@
+#include "node/ctl_commands.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "node/commit_json.h"
+#include "node/ctl_backend.h"
+
+namespace aweft::node::ctl {
+namespace {
+
+namespace json = boost::json;
+
+constexpr size_t kPage = 1000;  // The admin endpoint's largest page.
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string command;
+  std::vector<std::string> positional;
+  std::string node, token, data;
+  bool json = false;
+  std::map<std::string, std::string> values;  // --at, --since, --limit, --prefix, --name
+};
+
+// How many positional arguments each command takes.
+const std::map<std::string, size_t, std::less<>> kArity{
+    {"docs", 0},   {"show", 1},     {"history", 1}, {"export", 2},
+    {"import", 1}, {"snapshot", 1}, {"stats", 0}};
+
+Options Parse(const std::vector<std::string_view>& args) {
+  Options options;
+  options.command = std::string(args[0]);
+  if (const char* token = std::getenv("AWEFT_ADMIN_TOKEN")) options.token = token;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string arg(args[i]);
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UsageError(arg + " needs a value");
+      return std::string(args[++i]);
+    };
+    if (arg == "--json")
+      options.json = true;
+    else if (arg == "--node")
+      options.node = value();
+    else if (arg == "--token")
+      options.token = value();
+    else if (arg == "--data")
+      options.data = value();
+    else if (arg == "--at" || arg == "--since" || arg == "--limit" || arg == "--prefix" ||
+             arg == "--name")
+      options.values[arg.substr(2)] = value();
+    else if (arg.size() > 1 && arg[0] == '-')
+      throw UsageError("unknown flag '" + arg + "'");
+    else
+      options.positional.push_back(arg);
+  }
+  const size_t arity = kArity.find(options.command)->second;
+  if (options.positional.size() != arity) {
+    throw UsageError("'" + options.command + "' takes " + std::to_string(arity) +
+                     " argument(s), not " + std::to_string(options.positional.size()));
+  }
+  if (!options.node.empty() && !options.data.empty()) {
+    throw UsageError("--node and --data cannot be combined");
+  }
+  if (options.node.empty() && options.data.empty()) options.node = "http://127.0.0.1:7421";
+  return options;
+}
+
+std::optional<uint64_t> Number(const Options& options, const std::string& key) {
+  auto it = options.values.find(key);
+  if (it == options.values.end()) return std::nullopt;
+  const std::string& text = it->second;
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      text.size() > 19) {
+    throw UsageError("--" + key + " takes a whole number, not '" + text + "'");
+  }
+  return std::stoull(text);
+}
+
+std::string Value(const Options& options, const std::string& key) {
+  auto it = options.values.find(key);
+  return it == options.values.end() ? "" : it->second;
+}
+
+// A progress bar on standard error when it is a terminal; nothing in pipes
+// and with --json.
+class Progress {
+ public:
+  Progress(std::string label, bool quiet)
+      : label_(std::move(label)), on_(!quiet && isatty(STDERR_FILENO)) {}
+  ~Progress() { Done(); }
+  // Clears the bar: call before printing the result.
+  void Done() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+  // `total` 0: unknown.
+  void Update(uint64_t done, uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!on_ || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    std::cerr << "\r\033[K" << label_ << " ";
+    if (total == 0) {
+      std::cerr << done << std::flush;
+      return;
+    }
+    const uint64_t filled = std::min<uint64_t>(30, done * 30 / total);
+    std::cerr << "[" << std::string(filled, '#') << std::string(30 - filled, ' ') << "] " << done
+              << "/" << total << std::flush;
+  }
+
+ private:
+  std::string label_;
+  bool on_, drawn_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// A refusal from the node or the store: on stdout as JSON with --json, on
+// stderr as "reason: message. fix" otherwise.
+int Refused(const admin::Problem& problem, const Options& options) {
+  if (options.json) {
+    std::cout << ToText(problem.ToJson()) << "\n";
+  } else {
+    std::cerr << "aweftctl: " << problem.reason << ": " << problem.message << ". " << problem.fix
+              << "\n";
+  }
+  return kExitRefused;
+}
+
+std::string Text(const json::value& value) {
+  return value.is_string() ? std::string(value.as_string()) : ToText(value);
+}
+
+// The state as an indented tree, following attach edges from the root.
+void PrintObservable(const json::object& state, const std::string& id, const std::string& indent) {
+  const json::object& observables = state.at("observables").as_object();
+  const json::value* found = observables.if_contains(id);
+  if (!found) return;
+  const json::object& observable = found->as_object();
+  const json::value& value = observable.at("value");
+  auto line = [&](const std::string& key, const json::value& slot) {
+    std::cout << indent << key << ": ";
+    const json::object* ref = slot.if_object();
+    if (ref && ref->contains("ref") && ref->at("edge") == "attach") {
+      const std::string child(ref->at("ref").as_string());
+      std::cout << Text(ref->at("kind")) << " " << child << "\n";
+      PrintObservable(state, child, indent + "  ");
+    } else {
+      std::cout << ToText(slot) << "\n";
+    }
+  };
+  if (const json::array* items = value.if_array()) {
+    for (size_t i = 0; i < items->size(); ++i) line(std::to_string(i), (*items)[i]);
+  } else {
+    for (const auto& [key, slot] : value.as_object()) line(std::string(key), slot);
+  }
+}
+
+int Docs(Backend& backend, const Options& options) {
+  json::array all;
+  std::string after;
+  Progress progress("listing", options.json);
+  for (;;) {
+    admin::Answer page = backend.Documents(Value(options, "prefix"), after, kPage);
+    if (!page) return Refused(page.error(), options);
+    for (const auto& doc : page->at("documents").as_array()) all.push_back(doc);
+    progress.Update(all.size(), 0);
+    const json::value& next = page->at("next");
+    if (next.is_null()) break;
+    after = std::string(next.as_string());
+  }
+  progress.Done();
+  if (options.json) {
+    std::cout << ToText(json::object{{"documents", std::move(all)}}) << "\n";
+    return kExitOk;
+  }
+  for (const auto& doc : all) {
+    const json::object& d = doc.as_object();
+    std::cout << Text(d.at("name")) << "\t" << Text(d.at("kind")) << "\thead " << Text(d.at("head"))
+              << "\tsnapshot " << Text(d.at("snapshot")) << "\t" << Text(d.at("bytes")) << " bytes"
+              << (d.at("loaded").as_bool() ? "\tloaded" : "") << "\n";
+  }
+  return kExitOk;
+}
+
+int Show(Backend& backend, const Options& options) {
+  admin::Answer state = backend.State(options.positional[0], Number(options, "at"));
+  if (!state) return Refused(state.error(), options);
+  if (options.json) {
+    std::cout << ToText(*state) << "\n";
+    return kExitOk;
+  }
+  const json::object& s = state->as_object();
+  const std::string root(s.at("root").as_string());
+  std::cout << options.positional[0] << ": " << Text(s.at("kind")) << " " << root << " at seq "
+            << Text(s.at("seq")) << "\n";
+  PrintObservable(s, root, "  ");
+  return kExitOk;
+}
+
+int History(Backend& backend, const Options& options) {
+  const std::string& name = options.positional[0];
+  const uint64_t first = Number(options, "since").value_or(0);
+  const std::optional<uint64_t> limit = Number(options, "limit");
+  uint64_t since = first, head = 0, count = 0;
+  json::array commits;
+  Progress progress("history", options.json);
+  for (;;) {
+    const uint64_t want = limit ? std::min<uint64_t>(kPage, *limit - count) : kPage;
+    if (want == 0) break;
+    admin::Answer page = backend.Commits(name, since, want);
+    if (!page) return Refused(page.error(), options);
+    head = page->at("head").to_number<uint64_t>();
+    const json::array& entries = page->at("commits").as_array();
+    progress.Done();  // The lines go out between the bar's updates.
+    for (const auto& one : entries) {
+      if (options.json)
+        commits.push_back(one);
+      else
+        std::cout << Text(one.at("seq")) << "\t" << ToText(one.at("commit")) << "\n";
+      since = one.at("seq").to_number<uint64_t>();
+      ++count;
+    }
+    std::cout.flush();
+    progress.Update(since - first, head > first ? head - first : 0);
+    if (page->at("next").is_null() || entries.empty()) break;
+  }
+  if (options.json) {
+    std::cout << ToText(json::object{{"name", name},
+                                     {"since", first},
+                                     {"head", head},
+                                     {"commits", std::move(commits)}})
+              << "\n";
+  }
+  return kExitOk;
+}
+
+int Export(Backend& backend, const Options& options) {
+  const std::string& name = options.positional[0];
+  const std::string& file = options.positional[1];
+  Progress progress("exporting", options.json);
+  progress.Update(0, 2);
+  admin::Answer exported = backend.Export(name);
+  if (!exported) return Refused(exported.error(), options);
+  progress.Done();
+  const std::string text = ToText(*exported) + "\n";
+  if (file == "-") {
+    std::cout << text;
+    return kExitOk;
+  }
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw UsageError("cannot write '" + file + "'");
+  json::object summary{
+      {"name", name}, {"file", file}, {"head", exported->at("head")}, {"bytes", text.size()}};
+  if (options.json)
+    std::cout << ToText(summary) << "\n";
+  else
+    std::cout << "exported " << name << " at seq " << Text(exported->at("head")) << " to " << file
+              << " (" << text.size() << " bytes)\n";
+  return kExitOk;
+}
+
+int Import(Backend& backend, const Options& options) {
+  const std::string& file = options.positional[0];
+  std::string text;
+  if (file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), {});
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw UsageError("cannot open '" + file + "'");
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  json::error_code ec;
+  json::value exported = json::parse(text, ec);
+  if (ec || !exported.is_object() || !exported.as_object().contains("name") ||
+      !exported.at("name").is_string()) {
+    return Refused(admin::MakeProblem(codec::Refusal{codec::Reason::kInvalidCommit,
+                                                     "'" + file + "' is not an aweftctl export"},
+                                      400),
+                   options);
+  }
+  std::string name = Value(options, "name");
+  if (name.empty()) name = std::string(exported.at("name").as_string());
+  Progress progress("importing", options.json);
+  progress.Update(0, 1);
+  admin::Answer imported = backend.Import(name, exported);
+  progress.Done();
+  if (!imported) return Refused(imported.error(), options);
+  if (options.json)
+    std::cout << ToText(*imported) << "\n";
+  else
+    std::cout << "imported " << name << ": " << Text(imported->at("kind")) << " "
+              << Text(imported->at("root")) << " at seq " << Text(imported->at("head")) << "\n";
+  return kExitOk;
+}
+
+int Snapshot(Backend& backend, const Options& options) {
+  admin::Answer taken = backend.Snapshot(options.positional[0]);
+  if (!taken) return Refused(taken.error(), options);
+  if (options.json)
+    std::cout << ToText(*taken) << "\n";
+  else
+    std::cout << options.positional[0] << ": snapshot at seq " << Text(taken->at("snapshot"))
+              << "\n";
+  return kExitOk;
+}
+
+int Stats(Backend& backend, const Options& options) {
+  admin::Answer stats = backend.Stats();
+  if (!stats) return Refused(stats.error(), options);
+  if (options.json) {
+    std::cout << ToText(*stats) << "\n";
+    return kExitOk;
+  }
+  for (const auto& [key, value] : stats->as_object()) {
+    std::cout << std::string(key) << " " << ToText(value) << "\n";
+  }
+  return kExitOk;
+}
+
+int Dispatch(Backend& backend, const Options& options) {
+  const std::string& c = options.command;
+  if (c == "docs") return Docs(backend, options);
+  if (c == "show") return Show(backend, options);
+  if (c == "history") return History(backend, options);
+  if (c == "export") return Export(backend, options);
+  if (c == "import") return Import(backend, options);
+  if (c == "snapshot") return Snapshot(backend, options);
+  return Stats(backend, options);
+}
+
+}  // namespace
+
+bool IsDocumentCommand(std::string_view command) { return kArity.count(command) > 0; }
+
+int RunDocumentCommand(const std::vector<std::string_view>& args) {
+  try {
+    const Options options = Parse(args);
+    Number(options, "at");  // Checked before anything is reached.
+    Number(options, "since");
+    Number(options, "limit");
+    std::unique_ptr<Backend> backend =
+        options.data.empty() ? Online(options.node, options.token) : Offline(options.data);
+    return Dispatch(*backend, options);
+  } catch (const UsageError& e) {
+    std::cerr << "aweftctl: bad-usage: " << e.what()
+              << ". Run 'aweftctl --help' for the commands and flags.\n";
+    return kExitUsage;
+  } catch (const Unreachable& e) {
+    std::cerr << "aweftctl: unreachable: " << e.what() << ". Check --node or --data.\n";
+    return kExitUnreachable;
+  }
+}
+
+}  // namespace aweft::node::ctl

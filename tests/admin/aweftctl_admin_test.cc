@@ -1,0 +1,176 @@
+// aweftctl's document commands, online against a real node and offline on a
+// data directory.
+
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "sync/snapshot.h"
+#include "tests/admin/admin_fixture.h"
+
+namespace aweft::admin::testing {
+namespace {
+
+using codec::Kind;
+using sync::Document;
+
+struct Run {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs aweftctl with `args` (no shell quoting: test arguments only), stdin
+// from /dev/null, bounded by `timeout`.
+Run Ctl(const TempDir& dir, const std::vector<std::string>& args) {
+  std::string command = "timeout 30 " AWEFTCTL;
+  for (const auto& arg : args) command += " '" + arg + "'";
+  const std::string out = dir.path() + "/ctl.out", err = dir.path() + "/ctl.err";
+  command += " </dev/null >" + out + " 2>" + err;
+  Run run;
+  const int status = std::system(command.c_str());
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = ReadFile(out);
+  run.err = ReadFile(err);
+  return run;
+}
+
+TEST_CASE("aweftctl lists, shows, pages history, snapshots and reads stats from a node",
+          "[admin][aweftctl]") {
+  AdminFixture f;
+  Document doc(Kind::kObject);
+  Client& client = f.Share("notes", doc);
+  for (int i = 0; i < 5; ++i) REQUIRE(doc.Set(doc.root(), "n", 1.0 * i));
+  REQUIRE(f.WaitForHead("notes", 5));
+  (void)client;
+  const std::vector<std::string> at{"--node", f.node.admin_url()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), at.begin(), at.end());
+    return Ctl(f.dir, args);
+  };
+
+  Run docs = with({"docs", "--json"});
+  REQUIRE(docs.status == 0);
+  json::value listed = json::parse(docs.out);
+  CHECK(listed.at("documents").at(0).at("name") == "notes");
+  Run human = with({"docs"});
+  CHECK(human.out.starts_with("notes\tobject\thead 5"));
+  CHECK(human.err.empty());  // No progress bar in a pipe.
+
+  Run show = with({"show", "notes", "--json"});
+  REQUIRE(show.status == 0);
+  CHECK(json::parse(show.out)
+            .at("observables")
+            .at(codec::IdText(doc.root().id()))
+            .at("value")
+            .at("n") == 4);
+  CHECK(with({"show", "notes", "--at", "2"}).out.find("n: 1\n") != std::string::npos);
+
+  Run history = with({"history", "notes", "--since", "1", "--limit", "3", "--json"});
+  REQUIRE(history.status == 0);
+  json::value commits = json::parse(history.out);
+  REQUIRE(commits.at("commits").as_array().size() == 3);
+  CHECK(commits.at("commits").at(0).at("seq") == 2);
+  Run lines = with({"history", "notes"});
+  CHECK(std::count(lines.out.begin(), lines.out.end(), '\n') == 5);
+
+  Run snapshot = with({"snapshot", "notes", "--json"});
+  REQUIRE(snapshot.status == 0);
+  CHECK(json::parse(snapshot.out).at("snapshot") == 5);
+
+  Run stats = with({"stats", "--json"});
+  REQUIRE(stats.status == 0);
+  CHECK(json::parse(stats.out).at("aweft_documents_stored") == 1);
+  CHECK(json::parse(stats.out).at("aweft_store_snapshots_total") == 1);
+}
+
+TEST_CASE("aweftctl exports from a node and imports into a data directory and a node",
+          "[admin][aweftctl]") {
+  AdminFixture f;
+  Document doc(Kind::kObject);
+  f.Share("source", doc);
+  sync::Observable& list = doc.Create(Kind::kArray);
+  REQUIRE(doc.Set(doc.root(), "list", sync::Attach(list)));
+  REQUIRE(doc.Push(list, std::string("a")));
+  REQUIRE(doc.Push(list, std::string("b")));
+  REQUIRE(f.WaitForHead("source", 3));
+  const std::string file = f.dir.path() + "/source.json";
+  Run exported = Ctl(f.dir, {"export", "source", file, "--node", f.node.admin_url()});
+  REQUIRE(exported.status == 0);
+  CHECK(exported.out.find("exported source at seq 3") != std::string::npos);
+  json::value body = json::parse(ReadFile(file));
+  CHECK(body.at("root") == J(codec::IdText(doc.root().id())));
+
+  // Offline, into a data directory no node runs on; then a node serves it.
+  const std::string data = f.dir.path() + "/offline";
+  Run offline = Ctl(f.dir, {"import", file, "--data", data, "--json"});
+  INFO(offline.err);
+  REQUIRE(offline.status == 3);  // No store there yet.
+  {
+    NodeProcess once(data);
+    once.Start();
+  }  // Killed: the directory now holds an empty store.
+  offline = Ctl(f.dir, {"import", file, "--data", data, "--json"});
+  INFO(offline.out << offline.err);
+  REQUIRE(offline.status == 0);
+  CHECK(json::parse(offline.out).at("name") == "source");
+  CHECK(Ctl(f.dir, {"import", file, "--data", data}).status == 1);  // Exists now.
+  Run listed = Ctl(f.dir, {"docs", "--data", data, "--json"});
+  CHECK(json::parse(listed.out).at("documents").at(0).at("root") == body.at("root"));
+  CHECK(Ctl(f.dir, {"stats", "--data", data, "--json"}).status == 0);
+
+  NodeProcess served(data);
+  served.Start();
+  Client reader(f.io, f.scheduler, served.url());
+  sync::Shared* read = *reader.link->Share("source", nullptr);
+  REQUIRE(RunUntil(f.io, [&] { return read->ready(); }));
+  CHECK(sync::TakeSnapshot(*read->document()) == sync::TakeSnapshot(doc));
+  // The directory is in use now: offline access is refused, not risked.
+  CHECK(Ctl(f.dir, {"docs", "--data", data}).status == 3);
+
+  // Online, under another name.
+  Run online = Ctl(f.dir, {"import", file, "--name", "copy", "--node", served.admin_url()});
+  INFO(online.err);
+  REQUIRE(online.status == 0);
+  CHECK(online.out.find("imported copy: object " + codec::IdText(doc.root().id())) !=
+        std::string::npos);
+}
+
+TEST_CASE("aweftctl's exit codes: refused 1, usage 2, unreachable 3",
+          "[admin][aweftctl][refusal]") {
+  AdminFixture f({"--admin-token", "admin-secret-1"});
+  const std::string url = f.node.admin_url();
+  Run missing = Ctl(f.dir, {"show", "nothing", "--node", url, "--token", "admin-secret-1"});
+  CHECK(missing.status == 1);
+  CHECK(missing.err.find("no-document") != std::string::npos);
+  Run json_missing =
+      Ctl(f.dir, {"show", "nothing", "--node", url, "--token", "admin-secret-1", "--json"});
+  CHECK(json_missing.status == 1);
+  CHECK(json::parse(json_missing.out).at("reason") == "no-document");
+  CHECK(Ctl(f.dir, {"docs", "--node", url}).status == 1);  // No token: unauthorized.
+  CHECK(Ctl(f.dir, {"docs", "--node", url, "--token", "wrong-secret"}).err.find("forbidden") !=
+        std::string::npos);
+  CHECK(Ctl(f.dir, {"docs", "--node", url, "--token", "admin-secret-1"}).status == 0);
+
+  CHECK(Ctl(f.dir, {"show"}).status == 2);
+  CHECK(Ctl(f.dir, {"docs", "--frobnicate"}).status == 2);
+  CHECK(Ctl(f.dir, {"history", "x", "--limit", "ten"}).status == 2);
+  CHECK(Ctl(f.dir, {"docs", "--node", url, "--data", "x"}).status == 2);
+  Run usage = Ctl(f.dir, {"export", "x"});
+  CHECK(usage.err.starts_with("aweftctl: bad-usage: "));
+
+  CHECK(Ctl(f.dir, {"docs", "--node", "http://127.0.0.1:1"}).status == 3);
+  CHECK(Ctl(f.dir, {"docs", "--data", f.dir.path() + "/none"}).status == 3);
+}
+
+}  // namespace
+}  // namespace aweft::admin::testing

@@ -1,0 +1,195 @@
+#include "admin/router.h"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <string>
+
+namespace aweft::admin {
+namespace {
+
+namespace json = boost::json;
+
+// A node of two documents, "a" and "team/b", that remembers what it was asked.
+class FakeSource : public Source {
+ public:
+  std::vector<Check> Readiness() override {
+    return {{"store", true, ""}, {"upstreams", ready, "x"}};
+  }
+  json::object NodeInfo() override { return {{"id", "fake"}}; }
+  json::object Documents(const DocumentQuery& query) override {
+    asked = query.prefix + "|" + query.after + "|" + std::to_string(query.limit);
+    return {{"documents", json::array()}, {"next", nullptr}};
+  }
+  Answer State(std::string_view name, std::optional<uint64_t> at) override {
+    asked = std::string(name) + "@" + (at ? std::to_string(*at) : "now");
+    if (name != "a" && name != "team/b") return NoDocument(name);
+    return json::object{{"name", name}};
+  }
+  Answer Commits(std::string_view name, uint64_t since, size_t limit) override {
+    asked = std::string(name) + ":" + std::to_string(since) + ":" + std::to_string(limit);
+    if (since < 10) return codec::Refusal{codec::Reason::kTruncated, "history starts at 10"};
+    return json::object{{"commits", json::array()}};
+  }
+  Answer Export(std::string_view name) override { return json::object{{"name", name}}; }
+  Answer Import(std::string_view name, const json::value& body) override {
+    asked = std::string(name) + "=" + json::serialize(body);
+    return json::object{{"name", name}};
+  }
+  Answer Snapshot(std::string_view name) override { return json::object{{"name", name}}; }
+  Answer Remove(std::string_view name) override {
+    asked = "removed " + std::string(name);
+    return json::object{{"removed", true}};
+  }
+  json::object Links() override { return {{"links", json::array()}}; }
+  void CollectMetrics() override { ++collected; }
+
+  static Answer NoDocument(std::string_view name) {
+    return codec::Refusal{codec::Reason::kNoDocument, "no " + std::string(name)};
+  }
+
+  bool ready = true;
+  std::string asked;
+  int collected = 0;
+};
+
+struct Fixture {
+  explicit Fixture(std::string token = "") : router(source, metrics, std::move(token)) {}
+  Response Get(const std::string& target, const std::string& authorization = "") {
+    return router.Handle({"GET", target, authorization, ""});
+  }
+  FakeSource source;
+  Metrics metrics;
+  Router router;
+};
+
+json::value Body(const Response& response) { return json::parse(response.body); }
+
+TEST_CASE("the routes answer JSON from the source", "[admin][router]") {
+  Fixture f;
+  CHECK(f.Get("/health").status == 200);
+  CHECK(Body(f.Get("/v1/node")).at("id") == "fake");
+  CHECK(Body(f.Get("/v1/links")).at("links").as_array().empty());
+  Response page = f.Get("/");
+  CHECK(page.status == 200);
+  CHECK(page.content_type.starts_with("text/html"));
+  CHECK(page.body.find("<title>aweft-node</title>") != std::string::npos);
+  Response metrics = f.Get("/metrics");
+  CHECK(metrics.content_type == "text/plain; version=0.0.4; charset=utf-8");
+  CHECK(f.source.collected == 1);
+  CHECK(metrics.body.find("aweft_admin_requests_total{code=\"200\"}") != std::string::npos);
+}
+
+TEST_CASE("names are one percent-encoded path segment, so they may hold '/'", "[admin][router]") {
+  Fixture f;
+  CHECK(f.Get("/v1/documents/team%2Fb").status == 200);
+  CHECK(f.source.asked == "team/b@now");
+  CHECK(f.Get("/v1/documents/a?at=3").status == 200);
+  CHECK(f.source.asked == "a@3");
+  CHECK(f.Get("/v1/documents/a%2").status == 400);
+}
+
+TEST_CASE("paging parameters are checked before the source is asked", "[admin][router][refusal]") {
+  Fixture f;
+  CHECK(f.Get("/v1/documents?prefix=te%20am&after=x&limit=5").status == 200);
+  CHECK(f.source.asked == "te am|x|5");
+  for (const char* bad :
+       {"/v1/documents?limit=0", "/v1/documents?limit=1001", "/v1/documents?limit=ten",
+        "/v1/documents?limit=-1", "/v1/documents?limt=5", "/v1/documents/a/commits?since=x",
+        "/v1/documents/a/commits?limit=", "/v1/documents/a?at=1.5"}) {
+    f.source.asked.clear();
+    Response response = f.Get(bad);
+    INFO(bad);
+    CHECK(response.status == 400);
+    CHECK(Body(response).at("reason") == "bad-parameter");
+    CHECK(f.source.asked.empty());
+  }
+}
+
+TEST_CASE("refusals become {reason, message, fix} with their status", "[admin][router][refusal]") {
+  Fixture f;
+  Response missing = f.Get("/v1/documents/zzz");
+  CHECK(missing.status == 404);
+  CHECK(Body(missing).at("reason") == "no-document");
+  CHECK(Body(missing).at("message") == "no zzz");
+  CHECK(Body(missing).at("fix").as_string().size() > 0);
+  CHECK(f.Get("/v1/documents/a/commits?since=2").status == 410);
+  CHECK(Body(f.Get("/v1/documents/a/commits?since=2")).at("reason") == "truncated");
+  CHECK(f.Get("/v1/documents/a/commits?since=12&limit=7").status == 200);
+  CHECK(f.source.asked == "a:12:7");
+  CHECK(f.Get("/nothing").status == 404);
+  CHECK(Body(f.Get("/v1/documents/a/nothing")).at("reason") == "no-route");
+  Response wrong = f.router.Handle({"POST", "/v1/documents/a", "", ""});
+  CHECK(wrong.status == 405);
+  CHECK(Body(wrong).at("reason") == "method-not-allowed");
+  f.source.ready = false;
+  Response ready = f.Get("/ready");
+  CHECK(ready.status == 503);
+  CHECK(Body(ready).at("reason") == "not-ready");
+  CHECK(Body(ready).at("checks").as_array().size() == 2);
+}
+
+TEST_CASE("DELETE needs ?confirm= with the document's name", "[admin][router][refusal]") {
+  Fixture f;
+  CHECK(f.router.Handle({"DELETE", "/v1/documents/a", "", ""}).status == 400);
+  CHECK(f.router.Handle({"DELETE", "/v1/documents/a?confirm=b", "", ""}).status == 400);
+  CHECK(Body(f.router.Handle({"DELETE", "/v1/documents/a?confirm=b", "", ""})).at("reason") ==
+        "unconfirmed");
+  CHECK(f.source.asked.empty());
+  CHECK(f.router.Handle({"DELETE", "/v1/documents/team%2Fb?confirm=team%2Fb", "", ""}).status ==
+        200);
+  CHECK(f.source.asked == "removed team/b");
+}
+
+TEST_CASE("PUT hands the body to Import, and a body that is not JSON is refused",
+          "[admin][router][refusal]") {
+  Fixture f;
+  CHECK(f.router.Handle({"PUT", "/v1/documents/c", "", R"({"x":1})"}).status == 201);
+  CHECK(f.source.asked == R"(c={"x":1})");
+  Response bad = f.router.Handle({"PUT", "/v1/documents/c", "", "{nope"});
+  CHECK(bad.status == 400);
+  CHECK(Body(bad).at("reason") == "bad-parameter");
+}
+
+TEST_CASE("with a token every route but /health needs it", "[admin][router][refusal]") {
+  Fixture f("admin-secret");
+  CHECK(f.Get("/health").status == 200);
+  Response missing = f.Get("/v1/node");
+  CHECK(missing.status == 401);
+  CHECK(Body(missing).at("reason") == "unauthorized");
+  bool challenged = false;
+  for (const auto& [name, value] : missing.headers) challenged |= name == "WWW-Authenticate";
+  CHECK(challenged);
+  CHECK(f.Get("/v1/node", "Bearer wrong-secret").status == 403);
+  CHECK(Body(f.Get("/v1/node", "Bearer wrong-secret")).at("reason") == "forbidden");
+  CHECK(f.Get("/v1/node", "Bearer admin-secret").status == 200);
+  CHECK(f.Get("/?token=admin-secret").status == 200);
+  CHECK(f.Get("/metrics?token=nope").status == 403);
+  for (const char* path : {"/", "/ready", "/metrics", "/v1/links", "/v1/documents",
+                           "/v1/documents/a", "/v1/documents/a/commits", "/nothing"}) {
+    INFO(path);
+    CHECK(f.Get(path).status == 401);
+  }
+}
+
+TEST_CASE("every admin reason has its spelling and status", "[admin][refusal]") {
+  auto [why, reason, status] = GENERATE(table<Why, std::string, int>({
+      {Why::kUnauthorized, "unauthorized", 401},
+      {Why::kForbidden, "forbidden", 403},
+      {Why::kNoRoute, "no-route", 404},
+      {Why::kMethod, "method-not-allowed", 405},
+      {Why::kBadParameter, "bad-parameter", 400},
+      {Why::kUnconfirmed, "unconfirmed", 400},
+      {Why::kExists, "exists", 409},
+      {Why::kInUse, "in-use", 409},
+      {Why::kTooLarge, "too-large", 413},
+      {Why::kNotReady, "not-ready", 503},
+  }));
+  const Problem problem = MakeProblem(why, "detail");
+  CHECK(ReasonName(why) == reason);
+  CHECK(problem.reason == reason);
+  CHECK(problem.status == status);
+  CHECK_FALSE(problem.fix.empty());
+}
+
+}  // namespace
+}  // namespace aweft::admin
