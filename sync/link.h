@@ -62,6 +62,8 @@ class Link;
 class Shared {
  public:
   const std::string& name() const { return name_; }
+  // This end's number for the topic.
+  uint64_t mine_topic() const { return mine_; }
   // The document, or nullptr while an end that shared none waits for state.
   Document* document() const { return live_document_; }
   bool ready() const { return ready_; }

@@ -317,3 +317,100 @@ TEST_CASE("mirror keeps a second document in step", "[sync][link]") {
 
 }  // namespace
 }  // namespace aweft::sync
+
+namespace aweft::sync {
+namespace {
+
+TEST_CASE("an applier refusal is reported at both ends with the applier's reason",
+          "[sync][link][refusal]") {
+  // Behaviour item 10: a write into something the other end removed.
+  Pair p;
+  Document one(Kind::kObject);
+  Observable& card = one.Create(Kind::kObject);
+  REQUIRE(one.Set(one.root(), "card", Attach(card)));
+  auto two = FromSnapshot(TakeSnapshot(one));
+  std::vector<Refused> at_a, at_b;
+  Share(*p.a, "doc", &one, {.refused = [&](const Refused& r) { at_a.push_back(r); }});
+  Share(*p.b, "doc", two->get(), {.refused = [&](const Refused& r) { at_b.push_back(r); }});
+  p.Run();
+  REQUIRE((*two)->Remove((*two)->root(), "card"));  // b drops it...
+  REQUIRE(one.Set(card, "title", std::string("x")));  // ...while a writes into it.
+  p.Run();
+  REQUIRE(at_b.size() == 1);
+  CHECK_FALSE(at_b[0].mine);
+  CHECK(at_b[0].reasons[0].code == "unreachable");
+  REQUIRE(at_a.size() >= 1);
+  CHECK(at_a.back().mine);
+  CHECK(at_a.back().reasons[0].code == "unreachable");
+  CHECK(at_a.back().undo.has_value());
+}
+
+TEST_CASE("a refusal beyond the window is reported with its seq only, a recent one in full",
+          "[sync][link][refusal]") {
+  // Behaviour item 11, with a window of 2.
+  ManualScheduler scheduler;
+  auto [x, y] = InProcessPair(scheduler);
+  Link a(*x, scheduler, {.window = 2}), b(*y, scheduler);
+  Document one(Kind::kObject);
+  auto two = FromSnapshot(TakeSnapshot(one));
+  std::vector<Refused> heard;
+  Share(a, "doc", &one, {.refused = [&](const Refused& r) { heard.push_back(r); }});
+  bool refuse = false;
+  Share(b, "doc", two->get(), {.accept = [&](const Commit&) -> std::vector<WireReason> {
+                                 if (refuse) return {{"not-now", "refused on purpose", std::nullopt}};
+                                 return {};
+                               }});
+  scheduler.RunUntilIdle();
+  refuse = true;
+  for (int i = 0; i < 5; ++i) REQUIRE(one.Set(one.root(), "k" + std::to_string(i), 1.0 * i));
+  scheduler.RunUntilIdle();
+  REQUIRE(heard.size() == 5);
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(heard[i].commit.has_value());  // Out of the window.
+  for (int i = 3; i < 5; ++i) {
+    CHECK(heard[i].commit.has_value());
+    CHECK(heard[i].undo.has_value());
+  }
+}
+
+TEST_CASE("a no-topic fault for an open topic ends it and tells its handler",
+          "[sync][link][refusal]") {
+  // Behaviour item 14.
+  Pair p;
+  Document one(Kind::kObject);
+  std::string heard;
+  Shared* a = Share(*p.a, "doc", &one,
+                    {.fault = [&](const std::string& r, const std::string&) { heard = r; }});
+  p.Run();
+  p.b_channel->Send(codec::FaultFrame{a->mine_topic(), "no-topic", "nothing here"});
+  p.Run();
+  CHECK(heard == "no-topic");
+  CHECK(a->ended());
+}
+
+TEST_CASE("a reacting watcher's write replicates exactly once and nothing loops back",
+          "[sync][link]") {
+  // Behaviour item 17.
+  Pair p;
+  Document one(Kind::kObject);
+  auto two = FromSnapshot(TakeSnapshot(one));
+  Share(*p.a, "doc", &one);
+  Share(*p.b, "doc", two->get());
+  p.Run();
+  Document& other = **two;
+  other.Watch([&](const Change& change) {
+    if (!change.local && change.commit.deltas[0].ref.key == "ping") {
+      REQUIRE(other.Set(other.root(), "pong", true));
+    }
+  });
+  int heard_at_one = 0;
+  one.Watch([&](const Change&) { ++heard_at_one; });
+  REQUIRE(one.Set(one.root(), "ping", true));
+  p.Run();
+  CHECK(heard_at_one == 2);  // Its own ping and the one pong.
+  CHECK(one.root().Get("pong"));
+  CHECK(p.a->stats().commits_in == 1);
+  CHECK(p.b->stats().commits_in == 1);
+}
+
+}  // namespace
+}  // namespace aweft::sync
