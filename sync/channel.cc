@@ -68,6 +68,18 @@ void ChannelBase::Deliver(codec::Frame frame) {
   });
 }
 
+void ChannelBase::EndWith(std::string reason) {
+  if (end_reason_.empty()) end_reason_ = std::move(reason);
+  End();
+}
+
+std::optional<std::string> ChannelBase::DeliverBytes(std::string_view bytes) {
+  auto frame = codec::DecodeFrame(bytes);
+  if (!frame) return frame.error().ToString();
+  Deliver(std::move(*frame));
+  return std::nullopt;
+}
+
 void ChannelBase::End() {
   if (closing_) return;
   closing_ = true;

@@ -5,6 +5,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "codec/frame.h"
@@ -65,12 +68,21 @@ class ChannelBase : public Channel {
 
   // True once the channel is ending: nothing more is sent.
   bool ended() const { return closing_; }
+  // Why it ended, once it has ("bad-frame: ...", a socket error); empty
+  // for a channel that only reports its end.
+  const std::string& end_reason() const { return end_reason_; }
 
  protected:
   // Delivers `frame` to the receivers on a later turn.
   void Deliver(codec::Frame frame);
   // Marks the channel ended and tells the closed listeners on a later turn.
   void End();
+  // As End(), keeping `reason` unless an earlier one was kept.
+  void EndWith(std::string reason);
+  // For channels that carry bytes: decodes one frame and delivers it.
+  // Returns the refusal's text when the bytes are not a frame; the caller
+  // then ends the channel and closes its socket.
+  std::optional<std::string> DeliverBytes(std::string_view bytes);
   Scheduler& scheduler() { return scheduler_; }
 
  private:
@@ -82,6 +94,7 @@ class ChannelBase : public Channel {
   // Frames that arrived before the first receiver, kept for it.
   static constexpr size_t kUnreadLimit = 1024;
   std::deque<codec::Frame> unread_;
+  std::string end_reason_;
   bool closing_ = false;  // Set by End(): sending stops.
   bool ended_ = false;    // Set when the end is told: delivery stops.
 };

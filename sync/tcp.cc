@@ -246,26 +246,17 @@ void TcpChannel::SendBinary(std::string bytes) {
 
 void TcpChannel::Close() {
   if (ended()) return;
-  if (end_reason_.empty()) end_reason_ = "closed by this end";
   session_->CloseAfterDrain();
-  End();
+  EndWith("closed by this end");
 }
 
 void TcpChannel::OnBytes(std::string bytes) {
   if (ended()) return;
-  auto frame = codec::DecodeFrame(bytes);
-  if (!frame) {
-    // Bytes that are not a frame end the link, and the socket under it.
-    session_->Fail(frame.error().ToString());
-    return;
-  }
-  Deliver(std::move(*frame));
+  // Bytes that are not a frame end the link, and the socket under it.
+  if (auto bad = DeliverBytes(bytes)) session_->Fail(std::move(*bad));
 }
 
-void TcpChannel::OnEnd(std::string reason) {
-  if (end_reason_.empty()) end_reason_ = std::move(reason);
-  End();
-}
+void TcpChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
 
 // --- Listener
 

@@ -48,10 +48,6 @@ class TcpChannel : public ChannelBase {
   // Any bytes as one length-prefixed frame, as they are (tools and tests).
   void SendBinary(std::string bytes);
 
-  // Why the channel ended, when it did ("bad-frame: ...", "limit: ...", a
-  // socket error).
-  const std::string& end_reason() const { return end_reason_; }
-
   class Session;  // The socket and its loops (tcp.cc).
 
   // Takes a session the listener accepted.
@@ -63,7 +59,6 @@ class TcpChannel : public ChannelBase {
   void OnEnd(std::string reason);
 
   std::shared_ptr<Session> session_;
-  std::string end_reason_;
 };
 
 // Accepts TCP connections on `address`:`port` (port 0 picks one) and hands

@@ -211,19 +211,11 @@ void WebSocketChannel::OnMessage(bool binary, std::string bytes) {
     if (on_text_) on_text_(bytes);
     return;
   }
-  auto frame = codec::DecodeFrame(bytes);
-  if (!frame) {
-    // Bytes that are not a frame end the link, and the socket under it.
-    session_->Fail(frame.error().ToString());
-    return;
-  }
-  Deliver(std::move(*frame));
+  // Bytes that are not a frame end the link, and the socket under it.
+  if (auto bad = DeliverBytes(bytes)) session_->Fail(std::move(*bad));
 }
 
-void WebSocketChannel::OnEnd(std::string reason) {
-  if (end_reason_.empty()) end_reason_ = std::move(reason);
-  End();
-}
+void WebSocketChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
 
 // --- Listener
 

@@ -66,9 +66,6 @@ class WebSocketChannel : public ChannelBase {
   };
   const Traffic& traffic() const;
 
-  // Why the channel ended, when it did ("bad-frame: ...", a socket error).
-  const std::string& end_reason() const { return end_reason_; }
-
   // For an accepted channel, the upgrade request; empty for a dialed one.
   const Handshake& handshake() const { return handshake_; }
   void set_handshake(Handshake handshake) { handshake_ = std::move(handshake); }
@@ -85,7 +82,6 @@ class WebSocketChannel : public ChannelBase {
 
   std::shared_ptr<Session> session_;
   std::function<void(const std::string&)> on_text_;
-  std::string end_reason_;
   Handshake handshake_;
 };
 

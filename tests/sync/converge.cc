@@ -29,15 +29,15 @@ struct Wire {
 // rooted there.
 Snapshot Subtree(const Snapshot& whole, const Id& top) {
   Snapshot sub{top, Kind::kObject, {}};
-  std::vector<Id> todo{top};
-  while (!todo.empty()) {
-    Id id = todo.back();
-    todo.pop_back();
+  std::vector<Id> pending{top};
+  while (!pending.empty()) {
+    Id id = pending.back();
+    pending.pop_back();
     auto it = whole.observables.find(id);
     if (it == whole.observables.end() || sub.observables.count(id)) continue;
     sub.observables.emplace(id, it->second);
     for (const auto& [key, value] : it->second.slots) {
-      if (IsAttach(value)) todo.push_back(std::get<codec::Reference>(value).id);
+      if (IsAttach(value)) pending.push_back(std::get<codec::Reference>(value).id);
     }
   }
   return sub;
