@@ -16,6 +16,7 @@ Client::Client(asio::any_io_executor executor, Options options)
     : executor_(executor),
       scheduler_(executor),
       options_(std::move(options)),
+      links_(options_.link_scheduler ? *options_.link_scheduler : scheduler_),
       reconnect_(executor),
       confirm_(executor),
       backoff_(options_.backoff_min),
@@ -140,7 +141,7 @@ void Client::Connect() {
   sync::WebSocketChannel::Options options;
   options.bearer = options_.token;
   channel_ = sync::WebSocketChannel::Dial(executor_, scheduler_, options_.url, options);
-  link_ = std::make_unique<sync::Link>(*channel_, scheduler_);
+  link_ = std::make_unique<sync::Link>(*channel_, links_);
   auto requests = sync::Requests::Open(*channel_, executor_);
   if (requests) requests_.emplace(std::move(*requests));
   std::weak_ptr<Client*> self = self_;
@@ -289,8 +290,8 @@ void Client::Confirm() {
       if (!client.closed_) client.Confirm();  // Try again later.
       return;
     }
-    // Posted, so the link's frames for these commits leave first.
-    client.scheduler_.Post([self] {
+    // Posted as the link posts, so its frames for these commits leave first.
+    client.links_.Post([self] {
       auto a = self.lock();
       if (!a || !*a || !(*a)->requests_) return;
       Client& c = **a;

@@ -50,6 +50,11 @@ class Client {
     // head this way, to know after a restart what its upstream has).
     std::function<uint64_t(const std::string& name)> mark;
     std::function<void(const std::string& name, uint64_t mark)> confirmed;
+    // Optional: the scheduler the link sends through (a node's durable
+    // scheduler, so that what goes upstream is stored first). It must post
+    // to the client's executor and outlive the client. Default: the
+    // executor, directly.
+    sync::Scheduler* link_scheduler = nullptr;
   };
 
   Client(boost::asio::any_io_executor executor, Options options);
@@ -126,6 +131,7 @@ class Client {
   boost::asio::any_io_executor executor_;
   sync::AsioScheduler scheduler_;
   Options options_;
+  sync::Scheduler& links_;  // The link's: options_.link_scheduler or scheduler_.
   std::unique_ptr<sync::WebSocketChannel> channel_;
   std::unique_ptr<sync::Link> link_;
   std::optional<sync::Requests> requests_;

@@ -18,17 +18,6 @@ namespace asio = boost::asio;
 using codec::Reason;
 using codec::Refusal;
 
-void DurableScheduler::Post(std::function<void()> work) {
-  asio::post(executor_, [this, work = std::move(work)] {
-    const uint64_t before = store_.Stats().commits_written;
-    const auto start = std::chrono::steady_clock::now();
-    store_.Sync();
-    const uint64_t written = store_.Stats().commits_written - before;
-    if (synced_ && written > 0) synced_(written, std::chrono::steady_clock::now() - start);
-    work();
-  });
-}
-
 namespace {
 
 bool Loopback(const std::string& host) {
@@ -121,6 +110,7 @@ Node::Node(Config config, asio::io_context& io)
     Client::Options options;
     options.url = upstream.url;
     options.token = upstream.token;
+    options.link_scheduler = link_scheduler_.get();  // Stored before sent upstream too.
     options.mark = [this](const std::string& name) { return store_->Head(name); };
     options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
       uint64_t& mark = confirmed_[{url, name}];
@@ -466,7 +456,8 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
   loaded.active = std::chrono::steady_clock::now();
   loaded.watch = (*document)->Watch([this, &loaded](const sync::Change&) {
     loaded.active = std::chrono::steady_clock::now();
-    SyncSoon();
+    // A commit nobody forwards is stored all the same, in the next batch.
+    link_scheduler_->Kick();
   });
   spdlog::info("event=load doc=\"{}\" created={}", name, !stored);
   if (UpstreamLink* upstream = UpstreamFor(name)) {
@@ -489,14 +480,6 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
     (void)upstream->client->Share(name, **document, std::move(handlers), std::move(unconfirmed));
   }
   return *document;
-}
-
-void Node::SyncSoon() {
-  // A commit nobody forwards still reaches the disk within this turn's end:
-  // one sync for everything the turn stored (the scheduler syncs first).
-  if (sync_posted_) return;
-  sync_posted_ = true;
-  link_scheduler_->Post([this] { sync_posted_ = false; });
 }
 
 void Node::Release(const std::string& name) {

@@ -16,31 +16,13 @@
 #include "node/admin_source.h"
 #include "node/client.h"
 #include "node/config.h"
+#include "node/durable.h"
 #include "storage/store.h"
 #include "sync/link.h"
 #include "sync/requests.h"
 #include "sync/websocket.h"
 
 namespace aweft::node {
-
-// Runs work on the node's loop after syncing the store: everything a turn
-// committed is durable before any frame that forwards it leaves (DESIGN §4,
-// group commit: all commits of one turn share one sync).
-class DurableScheduler : public sync::Scheduler {
- public:
-  // `synced`, if set, hears each sync that wrote commits: how many, and how
-  // long the sync took (for metrics).
-  using Synced = std::function<void(uint64_t commits, std::chrono::duration<double> took)>;
-  DurableScheduler(boost::asio::any_io_executor executor, storage::Store& store,
-                   Synced synced = {})
-      : executor_(std::move(executor)), store_(store), synced_(std::move(synced)) {}
-  void Post(std::function<void()> work) override;
-
- private:
-  boost::asio::any_io_executor executor_;
-  storage::Store& store_;
-  Synced synced_;
-};
 
 // The replication node: one store, one WebSocket listener for clients and
 // peers, a link per connection, documents loaded on first share and evicted
@@ -96,7 +78,6 @@ class Node {
   codec::Result<sync::Document*> Load(const std::string& name,
                                       const std::optional<codec::RootRef>& create_root);
   void Release(const std::string& name);
-  void SyncSoon();
 
   // Upstreams: nodes this one dials and shares matching documents with.
   struct UpstreamLink {
@@ -132,7 +113,6 @@ class Node {
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
   boost::asio::steady_timer eviction_, hello_;
   bool stopping_ = false;
-  bool sync_posted_ = false;
 
   // The admin endpoint (docs/admin.md). Declared last: the server goes
   // first, before what it calls.

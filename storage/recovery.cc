@@ -113,8 +113,8 @@ Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
   return std::move(base->document);
 }
 
-Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Meta& meta,
-                                        format::Head& head) {
+Result<void> Store::Impl::AddSnapshot(std::string_view name, const format::Meta& meta,
+                                      format::Head& head, rocksdb::WriteBatch& batch) {
   if (head.head == head.snapshot) return {};
   // Built from what is stored, not from the open document: a watcher may
   // have written ahead of what the store has heard, and a snapshot that
@@ -126,7 +126,6 @@ Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Met
 
   format::Head next = head;
   next.snapshot = head.head;
-  rocksdb::WriteBatch batch;
   batch.Put(format::SnapshotKey(meta.number, next.snapshot), snapshot.value);
   const uint64_t keep = options.history_commits;
   const uint64_t floor = next.snapshot > keep ? next.snapshot - keep : 0;
@@ -139,10 +138,20 @@ Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Met
                       format::SnapshotKey(meta.number, floor));
     next.floor = floor;
   }
+  head = next;
+  ++snapshots_written;
+  return {};
+}
+
+Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Meta& meta,
+                                        format::Head& head) {
+  rocksdb::WriteBatch batch;
+  format::Head next = head;
+  if (auto added = AddSnapshot(name, meta, next, batch); !added) return added;
+  if (next.snapshot == head.snapshot) return {};
   batch.Put(format::HeadKey(meta.number), format::EncodeHead(next));
   Write(batch);
   head = next;
-  ++snapshots_written;
   return {};
 }
 

@@ -83,9 +83,26 @@ void Store::Impl::Check(const rocksdb::Status& status) {
   throw Failure(*failure);
 }
 
+std::optional<std::string> Store::Impl::WriteInTurn(uint64_t ticket, rocksdb::WriteBatch* batch) {
+  std::unique_lock lock(order_mutex);
+  order_turn.wait(lock, [&] { return tickets_written + 1 == ticket || order_failure; });
+  if (order_failure) return order_failure;
+  // Our turn: the ones after us wait for tickets_written, not for the lock.
+  lock.unlock();
+  rocksdb::Status status = batch ? db->Write(write_options, batch) : rocksdb::Status::OK();
+  lock.lock();
+  if (!status.ok()) order_failure = "storage failed: " + status.ToString();
+  tickets_written = ticket;
+  order_turn.notify_all();
+  return order_failure;
+}
+
 void Store::Impl::Write(rocksdb::WriteBatch& batch) {
   CheckLatch();
-  Check(db->Write(write_options, &batch));
+  if (auto error = WriteInTurn(++tickets_issued, &batch)) {
+    failure = *error;
+    throw Failure(*failure);
+  }
 }
 
 std::optional<std::string> Store::Impl::Get(const std::string& key) {
@@ -115,28 +132,67 @@ void Store::Impl::OnCommit(Loaded& document, const Commit& commit) {
   ++pending_commits;
   ++document.commits_since_snapshot;
   document.bytes_since_snapshot += bytes.size();
-  if (!document.dirty) {
-    document.dirty = true;
-    dirty.push_back(&document);
-  }
+  MarkDirty(document);
   if (options.sync_every_commit) Sync();
 }
 
-std::vector<Store::Loaded*> Store::Impl::Flush() {
+void Store::Impl::MarkDirty(Loaded& document) {
+  if (document.dirty) return;
+  document.dirty = true;
+  dirty.push_back(&document);
+}
+
+std::unique_ptr<Store::Batch::Impl> Store::Impl::Stage() {
   CheckLatch();
-  if (dirty.empty()) return {};
+  auto batch = std::make_unique<Batch::Impl>();
+  batch->store = this;
   for (Loaded* document : dirty) {
     pending.Put(format::HeadKey(document->meta.number), format::EncodeHead(document->head));
+    batch->heads.emplace_back(document->name, document->head);
+    document->dirty = false;
   }
-  Write(pending);  // One batch, one sync, for every document: group commit.
+  dirty.clear();
+  batch->batch = std::move(pending);
   pending.Clear();
-  if (pending_commits > 0) ++batches_written;
-  commits_written += pending_commits;
+  batch->commits = pending_commits;
   pending_commits = 0;
-  std::vector<Loaded*> written;
-  written.swap(dirty);
-  for (Loaded* document : written) document->dirty = false;
-  return written;
+  // Every batch takes a ticket, an empty one too: its Write() then waits
+  // for the batches before it, which is what Sync() promises.
+  batch->ticket = ++tickets_issued;
+  return batch;
+}
+
+void Store::Impl::Finish(Batch::Impl& batch) {
+  if (!batch.written) {
+    batch.error = WriteInTurn(batch.ticket, batch.heads.empty() ? nullptr : &batch.batch);
+    batch.written = true;
+  }
+  if (batch.error) {
+    failure = *batch.error;
+    throw Failure(*failure);
+  }
+  if (batch.commits > 0) ++batches_written;
+  commits_written += batch.commits;
+  for (auto& [name, stored] : batch.heads) {
+    Loaded* document = FindLoaded(name);
+    if (!document || !SnapshotDue(*document) || stored.head <= document->head.snapshot) continue;
+    // Snapshot what this batch stored; it goes to disk with the next batch,
+    // atomically with the head that names it, so the order of writes holds.
+    format::Head head = stored;
+    head.snapshot = std::max(head.snapshot, document->head.snapshot);
+    head.floor = std::max(head.floor, document->head.floor);
+    // A stored log that no longer replays means the disk returned other
+    // bytes than were written, or a bug: stop, loudly.
+    if (auto added = AddSnapshot(name, document->meta, head, pending); !added) {
+      failure = "cannot take a snapshot: " + added.error().ToString();
+      throw Failure(*failure);
+    }
+    document->head.snapshot = head.snapshot;
+    document->head.floor = head.floor;
+    document->commits_since_snapshot = 0;
+    document->bytes_since_snapshot = 0;
+    MarkDirty(*document);
+  }
 }
 
 bool Store::Impl::SnapshotDue(const Loaded& document) const {
@@ -147,24 +203,14 @@ bool Store::Impl::SnapshotDue(const Loaded& document) const {
 }
 
 void Store::Impl::Sync() {
-  for (Loaded* document : Flush()) {
-    if (!SnapshotDue(*document)) continue;
-    // A stored log that no longer replays means the disk returned other
-    // bytes than were written, or a bug: stop, loudly.
-    if (auto written = WriteSnapshot(document->name, document->meta, document->head);
-        !written) {
-      failure = "cannot take a snapshot: " + written.error().ToString();
-      throw Failure(*failure);
-    }
-    document->commits_since_snapshot = 0;
-    document->bytes_since_snapshot = 0;
-  }
+  Finish(*Stage());
+  // The snapshots that batch made due: written now too.
+  if (!dirty.empty()) Finish(*Stage());
 }
 
 std::unique_ptr<Store::Loaded> Store::Impl::Create(std::string_view name, Kind kind,
                                                    const std::optional<Id>& root) {
   // Stored at once, so that a reopen finds the same root.
-  Flush();
   auto document = std::make_unique<Loaded>();
   document->name = std::string(name);
   document->document = root ? std::make_unique<sync::Document>(*root, kind)
@@ -226,7 +272,7 @@ Store::~Store() = default;
 Store::Impl::~Impl() {
   try {
     if (!failure) {
-      Flush();
+      Finish(*Stage());
       // Without a WAL, only a flushed memtable is on disk.
       if (options.durability == Durability::kNone) Check(db->Flush(rocksdb::FlushOptions()));
     }
@@ -272,6 +318,33 @@ void Store::CloseDocument(std::string_view name) {
 }
 
 void Store::Sync() { impl_->Sync(); }
+
+Store::Batch Store::Stage() {
+  Batch batch;
+  batch.impl_ = impl_->Stage();
+  return batch;
+}
+
+void Store::Finish(Batch batch) {
+  if (batch.impl_) impl_->Finish(*batch.impl_);
+}
+
+bool Store::pending() const { return !impl_->dirty.empty(); }
+
+Store::Batch::Batch() = default;
+Store::Batch::Batch(Batch&&) noexcept = default;
+Store::Batch& Store::Batch::operator=(Batch&&) noexcept = default;
+Store::Batch::~Batch() = default;
+
+uint64_t Store::Batch::commits() const { return impl_ ? impl_->commits : 0; }
+
+std::optional<std::string> Store::Batch::Write() {
+  if (!impl_ || impl_->written) return impl_ ? impl_->error : std::nullopt;
+  impl_->error =
+      impl_->store->WriteInTurn(impl_->ticket, impl_->heads.empty() ? nullptr : &impl_->batch);
+  impl_->written = true;
+  return impl_->error;
+}
 
 Result<void> Store::Snapshot(std::string_view name) {
   impl_->Sync();

@@ -126,8 +126,9 @@ struct Entry {
 // missing document, history that no longer reaches, a damaged document.
 // A disk failure throws Failure and latches the store.
 //
-// Not thread-safe: use the store and its documents from one thread. Movable,
-// not copyable; Document pointers stay valid across a move.
+// Not thread-safe: use the store and its documents from one thread (the
+// store's thread), but for Batch::Write(). Movable, not copyable; Document
+// pointers stay valid across a move.
 class Store {
  public:
   // Opens the store in directory `path`, creating it if missing or empty.
@@ -162,7 +163,24 @@ class Store {
   // returns once it is stored as `durability` says (one fsync for all under
   // kSync); then writes the snapshots that are due. Throws Failure if the
   // disk fails, and nothing pending is then reported as stored.
+  // Sync() is Finish(Stage()): it waits for batches being written elsewhere.
   void Sync();
+
+  // Group commit on a thread of the caller's (the node's storage thread):
+  // Stage() takes everything pending into a batch, Batch::Write() stores it
+  // on that other thread while this one goes on committing, and Finish(),
+  // back on this thread, counts it and stages the snapshots it made due.
+  // Batches are stored in the order they were staged, whoever writes them:
+  // a Write() waits for every batch staged before it, and so does every
+  // other call that writes (Sync(), CloseDocument(), Remove(), ...).
+  class Batch;
+  Batch Stage();
+  // Writes `batch` first if nobody has. Throws Failure, latching it, if the
+  // write failed. REQUIRES: every batch staged is written, by its holder
+  // or by Finish(), or calls that wait for it (Sync()) wait forever.
+  void Finish(Batch batch);
+  // True when commits wait to be staged.
+  bool pending() const;
 
   // Writes a snapshot of `name` at its head now (after syncing), then drops
   // the log below the retained history. Nothing if the newest snapshot is at
@@ -214,6 +232,29 @@ class Store {
   struct Loaded;
   explicit Store(std::unique_ptr<Impl> impl);
 
+  std::unique_ptr<Impl> impl_;
+};
+
+// Commits staged by Store::Stage(), to be stored by Write() on any thread.
+// REQUIRES: the store outlives the batch's Write().
+class Store::Batch {
+ public:
+  Batch();
+  Batch(Batch&&) noexcept;
+  Batch& operator=(Batch&&) noexcept;
+  ~Batch();
+
+  // The commits it carries (0: only heads or snapshots, or nothing).
+  uint64_t commits() const;
+  // Stores it as the store's durability says, after every batch staged
+  // before it. Thread-safe: the one store call that may run on another
+  // thread than the store's. Returns the disk's error, if any (Finish()
+  // throws it); a batch after a failed one is not written either.
+  std::optional<std::string> Write();
+
+ private:
+  friend class Store;
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -7,9 +7,11 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +45,19 @@ struct Replayed {
   uint64_t bytes = 0;
 };
 
+// What one staged batch carries, and what Finish() needs of it.
+struct Store::Batch::Impl {
+  Store::Impl* store = nullptr;
+  uint64_t ticket = 0;  // Its place in the write order.
+  rocksdb::WriteBatch batch;
+  uint64_t commits = 0;
+  // Each document written, by name (it may be closed before Finish()), with
+  // its head as this batch stores it.
+  std::vector<std::pair<std::string, format::Head>> heads;
+  bool written = false;
+  std::optional<std::string> error;
+};
+
 struct Store::Impl {
   // Syncs what is pending (logging a failure to stderr), then closes.
   ~Impl();
@@ -52,7 +67,7 @@ struct Store::Impl {
   rocksdb::WriteOptions write_options;
   std::map<std::string, std::unique_ptr<Loaded>, std::less<>> loaded;
 
-  // Commits not yet written: log entries only; Flush() adds the heads.
+  // Commits not yet staged: log entries only; Stage() adds the heads.
   rocksdb::WriteBatch pending;
   std::vector<Loaded*> dirty;  // Each at most once.
   uint64_t next_number = 1;
@@ -62,11 +77,24 @@ struct Store::Impl {
   uint64_t pending_commits = 0;
   uint64_t commits_written = 0, batches_written = 0, snapshots_written = 0;
 
+  // The write order (see Store::Stage): tickets are issued on the store's
+  // thread; a batch is written only once every lower ticket is.
+  uint64_t tickets_issued = 0;
+  std::mutex order_mutex;
+  std::condition_variable order_turn;
+  uint64_t tickets_written = 0;                   // GUARDED_BY(order_mutex)
+  std::optional<std::string> order_failure;       // GUARDED_BY(order_mutex)
+  // Writes `batch` (none: only waits) in `ticket`'s turn. Thread-safe.
+  // Returns the disk's error; after one, later tickets write nothing and
+  // return it too.
+  std::optional<std::string> WriteInTurn(uint64_t ticket, rocksdb::WriteBatch* batch);
+
   // Throws the latched Failure, if any.
   void CheckLatch() const;
   // Throws Failure (and latches it) unless `status` is ok.
   void Check(const rocksdb::Status& status);
-  // Writes `batch` as the durability mode says, or throws Failure.
+  // Writes `batch` as the durability mode says, in turn after every batch
+  // staged before, or throws Failure.
   void Write(rocksdb::WriteBatch& batch);
   // The value under `key`, or nullopt.
   std::optional<std::string> Get(const std::string& key);
@@ -80,10 +108,16 @@ struct Store::Impl {
   std::unique_ptr<Loaded> Create(std::string_view name, Kind kind,
                                  const std::optional<Id>& root);
   void OnCommit(Loaded& document, const Commit& commit);
-  // Writes the pending commits and heads; returns the documents written.
-  std::vector<Loaded*> Flush();
+  // Takes the pending commits, with the heads of their documents, into a
+  // batch with the next ticket.
+  std::unique_ptr<Batch::Impl> Stage();
+  // Writes `batch` if not yet written, latches its failure, counts it, and
+  // stages the snapshots it made due into `pending`.
+  void Finish(Batch::Impl& batch);
   void Sync();
   bool SnapshotDue(const Loaded& document) const;
+  // Marks `document` as having something in `pending`.
+  void MarkDirty(Loaded& document);
 
   // --- recovery.cc
   // Rebuilds `name` as it was right after commit `up_to`: the newest
@@ -101,8 +135,14 @@ struct Store::Impl {
   // Applies the log entries after..up_to to `document`, refusing a gap.
   Result<void> Replay(std::string_view name, uint64_t number, uint64_t after, uint64_t up_to,
                       sync::Document& document, Replayed* replayed);
-  // Writes the snapshot of `name` at its head and drops history below the
-  // window, updating `head`. REQUIRES: nothing of it pending.
+  // Adds to `batch` the snapshot of `name` at `head.head`, built from what
+  // is stored, and the deletion of the history below the window; gives
+  // `head` the new snapshot and floor. REQUIRES: the log up to head.head is
+  // stored. Nothing if the snapshot is at the head already.
+  Result<void> AddSnapshot(std::string_view name, const format::Meta& meta, format::Head& head,
+                           rocksdb::WriteBatch& batch);
+  // AddSnapshot() and the head record, written now. REQUIRES: nothing of it
+  // pending.
   Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta,
                              format::Head& head);
 

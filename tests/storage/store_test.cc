@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -380,6 +382,63 @@ TEST_CASE("group commit writes every pending document in one Sync", "[storage]")
       CHECK(*OpenDoc(store, "doc" + std::to_string(d)).root().Get("b") == codec::Value(2.0));
     }
   }
+}
+
+TEST_CASE("batches written on another thread keep their order and what came after", "[storage]") {
+  TempDir dir;
+  Options options;
+  options.sync_every_commit = false;
+  options.snapshot_every_commits = 50;  // Snapshots fall due under way.
+  options.history_commits = 20;
+  {
+    Store store = OpenStore(dir.path(), options);
+    sync::Document& a = OpenDoc(store, "a");
+    sync::Document& b = OpenDoc(store, "b");
+    std::vector<Store::Batch> staged;
+    for (int round = 0; round < 40; ++round) {
+      for (int i = 0; i < 5; ++i) Set(round % 3 ? a : b, "k" + std::to_string(i), round);
+      CHECK(store.pending());
+      staged.push_back(store.Stage());
+      CHECK_FALSE(store.pending());
+      CHECK(staged.back().commits() == 5);
+      // Written on other threads, the newest first: each waits its turn.
+      if (staged.size() == 4) {
+        std::vector<std::future<std::optional<std::string>>> turn;
+        for (auto it = staged.rbegin(); it != staged.rend(); ++it) {
+          turn.push_back(std::async(std::launch::async, [&batch = *it] { return batch.Write(); }));
+        }
+        for (auto& write : turn) CHECK_FALSE(write.get());
+        for (auto& batch : staged) store.Finish(std::move(batch));
+        staged.clear();
+      }
+    }
+    // One staged and written late elsewhere: Sync() waits for it, then
+    // writes what is pending after it.
+    Set(a, "last", 1);
+    Store::Batch held = store.Stage();
+    Set(b, "last", 2);
+    auto late = std::async(std::launch::async, [&held] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return held.Write();
+    });
+    const auto start = std::chrono::steady_clock::now();
+    store.Sync();
+    CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(40));
+    CHECK_FALSE(late.get());
+    store.Finish(std::move(held));
+    CHECK(store.Stats().snapshots_written >= 2);
+    CHECK(store.Head("a") + store.Head("b") == 40 * 5 + 2);
+  }
+  Store store = OpenStore(dir.path(), options);
+  CHECK(*OpenDoc(store, "a").root().Get("last") == codec::Value(1.0));
+  CHECK(*OpenDoc(store, "b").root().Get("last") == codec::Value(2.0));
+  CHECK(*OpenDoc(store, "a").root().Get("k4") == codec::Value(38.0));
+  CHECK(*OpenDoc(store, "b").root().Get("k4") == codec::Value(39.0));
+  auto info = store.Info("a");
+  REQUIRE(info);
+  CHECK(info->snapshot > 0);
+  CHECK(info->floor > 0);  // History below the window went with a snapshot.
+  CHECK(store.Since("a", info->floor));
 }
 
 TEST_CASE("closing a document syncs it and a reopen gets it back", "[storage]") {

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "storage/store.h"
+#include "sync/channel.h"
+
+namespace aweft::node {
+
+// Stores what the documents commit on a thread of its own, and runs work
+// posted to it only once everything committed before the Post is stored
+// (DESIGN §4: durable before forwarded). The node's links send through it,
+// so no frame carries a commit that a crash could still lose.
+//
+// Group commit: one batch is written at a time; the commits that arrive
+// meanwhile go in the next, so under load each write (one fsync under
+// `sync` durability) carries many commits, and the loop never waits for
+// the disk.
+//
+// Post() and Kick() run on the loop's thread (the store's); the thread
+// only writes batches. A write that fails is thrown (storage::Failure) on
+// the loop's thread, from its handler, as Store::Sync() would.
+class DurableScheduler : public sync::Scheduler {
+ public:
+  // `synced`, if set, hears each batch that carried commits: how many, and
+  // how long the write took (for metrics).
+  using Synced = std::function<void(uint64_t commits, std::chrono::duration<double> took)>;
+  DurableScheduler(boost::asio::any_io_executor loop, storage::Store& store, Synced synced = {});
+  // Waits for the batch being written, if any.
+  ~DurableScheduler() override;
+
+  void Post(std::function<void()> work) override;
+  // Stores what is pending soon, though no work waits for it.
+  void Kick();
+
+  // Batches handed to the thread, and finished.
+  uint64_t staged() const { return staged_; }
+  uint64_t stored() const { return stored_; }
+
+ private:
+  struct Waiting {
+    uint64_t batch;  // Runs once this many batches are stored.
+    std::function<void()> work;
+  };
+
+  void PostPump();
+  void Pump();
+  void Submit();
+
+  boost::asio::any_io_executor loop_;
+  storage::Store& store_;
+  Synced synced_;
+  std::deque<Waiting> waiting_;  // Non-decreasing `batch`, FIFO.
+  uint64_t staged_ = 0, stored_ = 0;
+  bool in_flight_ = false, pump_posted_ = false;
+  std::shared_ptr<DurableScheduler*> self_;  // Reset when destroyed.
+
+  boost::asio::io_context writer_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> writer_work_;
+  std::thread thread_;
+};
+
+}  // namespace aweft::node
