@@ -269,17 +269,23 @@ Result<void> Write(Writer& out, const StateFrame& frame) {
   return {};
 }
 
-Result<void> Write(Writer& out, const CommitsFrame& frame) {
-  if (auto topic = CheckCount(frame.topic, 1, "the topic"); !topic) {
-    return topic;
-  }
-  if (auto first = CheckCount(frame.first, 1, "first"); !first) return first;
-  if (frame.commits.empty()) return Bad("the commits are an empty list");
+// The head of a commits frame, up to the commits themselves.
+Result<void> WriteCommitsHead(Writer& out, uint64_t topic, uint64_t first, size_t count) {
+  if (auto checked = CheckCount(topic, 1, "the topic"); !checked) return checked;
+  if (auto checked = CheckCount(first, 1, "first"); !checked) return checked;
+  if (count == 0) return Bad("the commits are an empty list");
   out.Array(4);
   out.Uint(2);
-  out.Uint(frame.topic);
-  out.Uint(frame.first);
-  out.Array(frame.commits.size());
+  out.Uint(topic);
+  out.Uint(first);
+  out.Array(count);
+  return {};
+}
+
+Result<void> Write(Writer& out, const CommitsFrame& frame) {
+  if (auto head = WriteCommitsHead(out, frame.topic, frame.first, frame.commits.size()); !head) {
+    return head;
+  }
   for (const Commit& commit : frame.commits) {
     auto bytes = EncodeCommit(commit);
     if (!bytes) return bytes.error();
@@ -353,6 +359,20 @@ std::string_view FrameKindName(const Frame& frame) {
   static constexpr std::array<std::string_view, 6> kNames = {
       "open", "state", "commits", "refused", "leave", "fault"};
   return kNames[frame.index()];
+}
+
+Result<std::string> EncodeCommitsFrame(uint64_t topic, uint64_t first,
+                                       const std::vector<std::string_view>& commits) {
+  size_t size = 16;
+  for (std::string_view commit : commits) size += commit.size() + 9;
+  std::string out;
+  out.reserve(size);
+  Writer writer(out);
+  if (auto head = WriteCommitsHead(writer, topic, first, commits.size()); !head) {
+    return head.error();
+  }
+  for (std::string_view commit : commits) writer.Bytes(commit);
+  return out;
 }
 
 Result<std::string> EncodeFrame(const Frame& frame) {

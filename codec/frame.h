@@ -83,6 +83,13 @@ std::string_view FrameKindName(const Frame& frame);
 // commit's own reason for a commit that cannot be encoded).
 Result<std::string> EncodeFrame(const Frame& frame);
 
+// The commits frame of `topic` from `first` whose commits are `commits`,
+// given as their canonical bytes: the bytes EncodeFrame() gives for the same
+// CommitsFrame, without encoding each commit again (a commit sent to many
+// links is encoded once). REQUIRES: each is a commit's canonical encoding.
+Result<std::string> EncodeCommitsFrame(uint64_t topic, uint64_t first,
+                                       const std::vector<std::string_view>& commits);
+
 // Decodes one frame: byte-layer faults keep their own reason, a commit inside
 // keeps its commit reason, anything else structural is bad-frame. Numbers
 // above 2^53 (which only arrive as float64) are refused as bad-frame.

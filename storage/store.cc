@@ -116,15 +116,18 @@ std::optional<std::string> Store::Impl::Get(const std::string& key) {
 
 // --- Impl: watching and group commit
 
-void Store::Impl::OnCommit(Loaded& document, const Commit& commit) {
+void Store::Impl::OnCommit(Loaded& document, const sync::Change& change) {
   CheckLatch();
-  std::string bytes;
-  if (auto encoded = codec::EncodeCommit(commit, bytes); !encoded) {
+  const std::shared_ptr<const std::string>& encoded = change.Bytes();  // Shared with the links.
+  if (!encoded) {
     // The document validated this commit; failing here is a bug, and the
     // commit cannot be stored: stop rather than lose it.
-    failure = Named(document.name, "a commit has no encoding: " + encoded.error().ToString());
+    std::string ignored;
+    failure = Named(document.name, "a commit has no encoding: " +
+                                       codec::EncodeCommit(change.commit, ignored).error().ToString());
     throw Failure(*failure);
   }
+  const std::string& bytes = *encoded;
   // Invariant: seqs are assigned in delivery order, which is the order the
   // document applied the commits in (sync::Document delivers FIFO).
   const uint64_t seq = ++document.head.head;
@@ -307,7 +310,7 @@ Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_
   }
   Loaded* raw = document.get();
   raw->watch = raw->document->Watch(
-      [impl = impl_.get(), raw](const sync::Change& change) { impl->OnCommit(*raw, change.commit); });
+      [impl = impl_.get(), raw](const sync::Change& change) { impl->OnCommit(*raw, change); });
   impl_->loaded.emplace(raw->name, std::move(document));
   return raw->document.get();
 }

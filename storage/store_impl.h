@@ -107,7 +107,7 @@ struct Store::Impl {
   // everything pending with them) before it is returned.
   std::unique_ptr<Loaded> Create(std::string_view name, Kind kind,
                                  const std::optional<Id>& root);
-  void OnCommit(Loaded& document, const Commit& commit);
+  void OnCommit(Loaded& document, const sync::Change& change);
   // Takes the pending commits, with the heads of their documents, into a
   // batch with the next ticket.
   std::unique_ptr<Batch::Impl> Stage();

@@ -2,6 +2,20 @@
 
 namespace aweft::sync {
 
+codec::CommitsFrame SharedCommits::ToFrame() const {
+  codec::CommitsFrame frame{topic, first, {}};
+  frame.commits.reserve(commits.size());
+  for (const auto& commit : commits) frame.commits.push_back(*commit);
+  return frame;
+}
+
+codec::Result<std::string> SharedCommits::Encode() const {
+  std::vector<std::string_view> views;
+  views.reserve(bytes.size());
+  for (const auto& b : bytes) views.push_back(*b);
+  return codec::EncodeCommitsFrame(topic, first, views);
+}
+
 size_t ManualScheduler::RunUntilIdle() {
   size_t ran = 0;
   while (!queue_.empty()) {

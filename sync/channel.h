@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "codec/frame.h"
 
@@ -35,6 +36,20 @@ class ManualScheduler : public Scheduler {
   std::deque<std::function<void()>> queue_;
 };
 
+// A commits frame whose commits are shared, not copied, with their
+// canonical bytes: the same commit goes to every link of its document.
+// REQUIRES: bytes[i] is commits[i]'s encoding; at least one commit.
+struct SharedCommits {
+  uint64_t topic = 0;
+  uint64_t first = 0;
+  std::vector<std::shared_ptr<const codec::Commit>> commits;
+  std::vector<std::shared_ptr<const std::string>> bytes;
+  // The frame it stands for (a copy of each commit).
+  codec::CommitsFrame ToFrame() const;
+  // That frame's bytes, from the commits' bytes.
+  codec::Result<std::string> Encode() const;
+};
+
 // A duplex carrier of frames (behaviour.md §2.1): delivers every frame it is
 // given, in order, or ends. Never delivers inside Send(); sending on an ended
 // channel does nothing; Close() twice is fine; a Closed() listener added
@@ -47,6 +62,10 @@ class Channel {
 
   virtual ~Channel() = default;
   virtual void Send(const codec::Frame& frame) = 0;
+  // Sends the commits frame `commits` stands for. The default copies it into
+  // a CommitsFrame for Send(); a channel that carries bytes sends the
+  // commits' bytes as they are.
+  virtual void SendCommits(const SharedCommits& commits) { Send(commits.ToFrame()); }
   // Registers `fn` for every frame; returns a handle for Unsubscribe.
   virtual uint64_t Receive(Receiver fn) = 0;
   // Registers `fn` for the channel's end; returns a handle for Unsubscribe.

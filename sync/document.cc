@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "codec/cbor.h"
+#include "codec/commit.h"
 #include "sync/position.h"
 #include "sync/random.h"
 
@@ -23,9 +24,7 @@ namespace {
 struct Job {
   Document* document;
   uint64_t handle;
-  std::shared_ptr<const Commit> commit;
-  std::shared_ptr<const Commit> undo;
-  bool local;
+  std::shared_ptr<const Delivered> delivered;
 };
 
 struct DeliveryQueue {
@@ -388,7 +387,7 @@ Result<void> Document::Apply(const Commit& commit) {
 
 uint64_t Document::Watch(Watcher watcher, bool undo) {
   const uint64_t handle = next_watch_++;
-  watchers_.emplace(handle, Registration{std::move(watcher), undo});
+  watchers_.emplace(handle, Registration{std::make_shared<const Watcher>(std::move(watcher)), undo});
   any_undo_ = any_undo_ || undo;
   return handle;
 }
@@ -399,11 +398,22 @@ void Document::Unwatch(uint64_t handle) {
                           [](const auto& w) { return w.second.undo; });
 }
 
+const std::shared_ptr<const std::string>& Change::Bytes() const {
+  if (!delivered.bytes) {
+    std::string bytes;
+    if (codec::EncodeCommit(commit, bytes)) {
+      delivered.bytes = std::make_shared<const std::string>(std::move(bytes));
+    }
+  }
+  return delivered.bytes;
+}
+
 void Document::Deliver(std::shared_ptr<const Commit> commit,
                        std::shared_ptr<const Commit> undo, bool local) {
+  auto delivered = std::make_shared<const Delivered>(
+      Delivered{std::move(commit), std::move(undo), local, nullptr});
   for (const auto& [handle, registration] : watchers_) {
-    delivery.jobs.push_back(
-        {this, handle, commit, registration.undo ? undo : nullptr, local});
+    delivery.jobs.push_back({this, handle, delivered});
   }
   if (delivery.draining) return;
   delivery.draining = true;
@@ -413,9 +423,10 @@ void Document::Deliver(std::shared_ptr<const Commit> commit,
     delivery.jobs.pop_front();
     auto it = job.document->watchers_.find(job.handle);
     if (it == job.document->watchers_.end()) continue;  // Unwatched since.
-    Watcher watcher = it->second.watcher;  // Survives an Unwatch inside.
+    std::shared_ptr<const Watcher> watcher = it->second.watcher;
+    const Delivered& d = *job.delivered;
     try {
-      watcher(Change{*job.commit, job.undo.get(), job.local});
+      (*watcher)(Change{*d.commit, it->second.undo ? d.undo.get() : nullptr, d.local, d});
     } catch (...) {
       if (!first) first = std::current_exception();
     }

@@ -84,10 +84,25 @@ codec::Reference Alias(const Observable& target);
 // What a watcher hears: one commit the document took part in, and the commit
 // that undoes it (present when the watcher asked for undo). `undo` applies to
 // the state right after `commit`; undo several commits newest first.
+// One delivery's commit, shared by every watcher it reaches, so that a
+// watcher may keep it, or its canonical bytes, without copying (a node sends
+// one commit to a thousand links). `undo` is there for watchers that asked.
+struct Delivered {
+  std::shared_ptr<const Commit> commit;
+  std::shared_ptr<const Commit> undo;
+  bool local = false;
+  // Encoded on the first Bytes() of a change.
+  mutable std::shared_ptr<const std::string> bytes;
+};
+
 struct Change {
   const Commit& commit;
   const Commit* undo;
   bool local;  // Made by a write here, not by Apply().
+  const Delivered& delivered;
+  // The commit's canonical bytes, encoded once for all watchers; null if it
+  // has no encoding (a document only delivers commits that have one).
+  const std::shared_ptr<const std::string>& Bytes() const;
 };
 using Watcher = std::function<void(const Change&)>;
 
@@ -215,7 +230,7 @@ class Document {
   std::map<std::pair<Observable*, std::string>, std::optional<Value>> touched_;
 
   struct Registration {
-    Watcher watcher;
+    std::shared_ptr<const Watcher> watcher;  // Shared: survives an Unwatch inside.
     bool undo;
   };
   std::map<uint64_t, Registration> watchers_;

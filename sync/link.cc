@@ -140,10 +140,8 @@ void Link::GoLive(Shared& topic) {
   topic.held_.clear();
   if (topic.they_want_) {
     SendState(topic);  // The state subsumes what was held.
-  } else if (!held.empty()) {
-    codec::CommitsFrame frame{topic.mine_, held.front().seq, {}};
-    for (auto& h : held) frame.commits.push_back(std::move(h.commit));
-    Enqueue(std::move(frame));
+  } else {
+    for (const auto& sent : held) EnqueueCommit(topic, sent);
   }
 }
 
@@ -163,16 +161,17 @@ void Link::SendState(Shared& topic) {
 
 void Link::OnTracked(Shared& topic, const Tracked& tracked) {
   if (tracked.landed || topic.ended_ || closed_) return;
-  const uint64_t seq = topic.next_seq_++;
-  topic.window_.push_back({seq, tracked.commit,
-                           tracked.undo ? std::optional<Commit>(*tracked.undo)
-                                        : std::nullopt});
-  while (topic.window_.size() > options_.window) topic.window_.pop_front();
+  const Delivered& delivered = tracked.change.delivered;
+  Shared::Sent sent{topic.next_seq_++, delivered.commit, delivered.undo,
+                    tracked.change.Bytes()};
   if (topic.live_) {
-    Enqueue(codec::CommitsFrame{topic.mine_, seq, {tracked.commit}});
+    EnqueueCommit(topic, sent);
   } else {
-    topic.held_.push_back({seq, tracked.commit});
+    topic.held_.push_back(sent);
   }
+  sent.bytes.reset();  // The window needs the commit, not its bytes.
+  topic.window_.push_back(std::move(sent));
+  while (topic.window_.size() > options_.window) topic.window_.pop_front();
 }
 
 Shared* Link::Theirs(uint64_t peer_topic) {
@@ -331,8 +330,8 @@ void Link::OnRefused(const codec::RefusedFrame& frame) {
   Refused report{true, frame.seq, frame.reasons, std::nullopt, std::nullopt};
   for (const auto& sent : found->window_) {
     if (sent.seq != frame.seq) continue;
-    report.commit = sent.commit;
-    report.undo = sent.undo;
+    report.commit = *sent.commit;
+    if (sent.undo) report.undo = *sent.undo;
   }
   if (found->handlers_.refused) found->handlers_.refused(report);
 }
@@ -388,17 +387,30 @@ void Link::Close() {
 
 void Link::Enqueue(Frame frame) {
   if (closed_) return;
+  outbox_.push_back(std::move(frame));
+  PostFlush();
+}
+
+void Link::EnqueueCommit(const Shared& topic, const Shared::Sent& sent) {
+  if (closed_) return;
+  if (!sent.bytes) {  // No encoding: the channel refuses it, as a frame.
+    return Enqueue(codec::CommitsFrame{topic.mine_, sent.seq, {*sent.commit}});
+  }
   // Commits that directly follow commits of the same topic, numbered on,
   // join that frame: commits made in one turn travel together.
-  if (auto* next = std::get_if<codec::CommitsFrame>(&frame); next && !outbox_.empty()) {
-    if (auto* last = std::get_if<codec::CommitsFrame>(&outbox_.back());
-        last && last->topic == next->topic &&
-        last->first + last->commits.size() == next->first) {
-      for (auto& c : next->commits) last->commits.push_back(std::move(c));
+  if (!outbox_.empty()) {
+    if (auto* last = std::get_if<SharedCommits>(&outbox_.back());
+        last && last->topic == topic.mine_ && last->first + last->commits.size() == sent.seq) {
+      last->commits.push_back(sent.commit);
+      last->bytes.push_back(sent.bytes);
       return;
     }
   }
-  outbox_.push_back(std::move(frame));
+  outbox_.push_back(SharedCommits{topic.mine_, sent.seq, {sent.commit}, {sent.bytes}});
+  PostFlush();
+}
+
+void Link::PostFlush() {
   if (flush_posted_) return;
   flush_posted_ = true;
   std::weak_ptr<Link*> self = self_;
@@ -411,8 +423,14 @@ void Link::Flush() {
   flush_posted_ = false;
   auto frames = std::move(outbox_);
   outbox_.clear();
-  for (const Frame& frame : frames) {
+  for (const auto& out : frames) {
     ++stats_.frames_out;
+    if (const auto* commits = std::get_if<SharedCommits>(&out)) {
+      stats_.commits_out += commits->commits.size();
+      channel_.SendCommits(*commits);
+      continue;
+    }
+    const Frame& frame = std::get<Frame>(out);
     if (const auto* c = std::get_if<codec::CommitsFrame>(&frame)) {
       stats_.commits_out += c->commits.size();
     }

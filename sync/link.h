@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "codec/frame.h"
@@ -79,14 +80,11 @@ class Shared {
 
  private:
   friend class Link;
-  struct Held {
+  struct Sent {  // Shared with the delivery: never copied.
     uint64_t seq;
-    Commit commit;
-  };
-  struct Sent {
-    uint64_t seq;
-    Commit commit;
-    std::optional<Commit> undo;
+    std::shared_ptr<const Commit> commit;
+    std::shared_ptr<const Commit> undo;
+    std::shared_ptr<const std::string> bytes;
   };
 
   Link* link_ = nullptr;
@@ -103,7 +101,7 @@ class Shared {
   bool owe_state_ = false;     // Asked while we wait for theirs: send after.
   uint64_t next_seq_ = 1;
   std::deque<Sent> window_;
-  std::vector<Held> held_;
+  std::vector<Sent> held_;  // Made before the topic went live.
   std::string end_reason_;
 };
 
@@ -176,6 +174,10 @@ class Link {
   Shared* Theirs(uint64_t peer_topic);
 
   void Enqueue(codec::Frame frame);
+  // Queues one commit of `topic`, joining the commits frame before it when
+  // it follows on.
+  void EnqueueCommit(const Shared& topic, const Shared::Sent& sent);
+  void PostFlush();
   void Flush();
 
   Channel& channel_;
@@ -188,7 +190,7 @@ class Link {
   std::map<std::string, codec::OpenFrame> waiting_;  // Opens before a Share.
   std::function<void(const codec::OpenFrame&)> on_open_;
   uint64_t next_topic_ = 1;
-  std::vector<codec::Frame> outbox_;
+  std::vector<std::variant<codec::Frame, SharedCommits>> outbox_;
   bool flush_posted_ = false;
   bool closed_ = false;
   Stats stats_;

@@ -219,9 +219,12 @@ std::unique_ptr<TcpChannel> TcpChannel::Dial(asio::any_io_executor executor,
   return channel;
 }
 
-void TcpChannel::Send(const codec::Frame& frame) {
+void TcpChannel::Send(const codec::Frame& frame) { SendEncoded(codec::EncodeFrame(frame)); }
+
+void TcpChannel::SendCommits(const SharedCommits& commits) { SendEncoded(commits.Encode()); }
+
+void TcpChannel::SendEncoded(codec::Result<std::string> bytes) {
   if (ended()) return;
-  auto bytes = codec::EncodeFrame(frame);
   if (!bytes) {
     return session_->Fail("a frame could not be encoded: " +
                           bytes.error().ToString());

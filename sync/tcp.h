@@ -42,6 +42,7 @@ class TcpChannel : public ChannelBase {
   ~TcpChannel() override;
 
   void Send(const codec::Frame& frame) override;
+  void SendCommits(const SharedCommits& commits) override;
   // Sends what is queued, then closes the connection.
   void Close() override;
 
@@ -54,6 +55,7 @@ class TcpChannel : public ChannelBase {
   TcpChannel(Scheduler& scheduler, std::shared_ptr<Session> session);
 
  private:
+  void SendEncoded(codec::Result<std::string> bytes);
   friend class Session;
   void OnBytes(std::string bytes);
   void OnEnd(std::string reason);

@@ -8,7 +8,7 @@ Tracker::Tracker(Document& document, Callback on)
       [this](const Change& change) {
         const bool landed = arriving_ == 1 && !change.local;
         if (landed) arriving_ = 0;
-        on_(Tracked{change.commit, change.undo, landed});
+        on_(Tracked{change.commit, change.undo, landed, change});
       },
       /*undo=*/true);
 }

@@ -13,6 +13,7 @@ struct Tracked {
   const Commit& commit;
   const Commit* undo;  // The commit that undoes it here.
   bool landed;         // True when it arrived through Receive().
+  const Change& change;  // The delivery: the same commit, shared, and its bytes.
 };
 
 // Follows one document's commits, with echo suppression (behaviour.md §2.10):

@@ -184,9 +184,12 @@ std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor e
 
 const WebSocketChannel::Traffic& WebSocketChannel::traffic() const { return session_->traffic; }
 
-void WebSocketChannel::Send(const codec::Frame& frame) {
+void WebSocketChannel::Send(const codec::Frame& frame) { SendEncoded(codec::EncodeFrame(frame)); }
+
+void WebSocketChannel::SendCommits(const SharedCommits& commits) { SendEncoded(commits.Encode()); }
+
+void WebSocketChannel::SendEncoded(codec::Result<std::string> bytes) {
   if (ended()) return;
-  auto bytes = codec::EncodeFrame(frame);
   if (!bytes) return OnEnd("a frame could not be encoded: " + bytes.error().ToString());
   session_->Send(true, std::move(*bytes));
 }

@@ -50,6 +50,7 @@ class WebSocketChannel : public ChannelBase {
   ~WebSocketChannel() override;
 
   void Send(const codec::Frame& frame) override;
+  void SendCommits(const SharedCommits& commits) override;
   void Close() override;
 
   // Text messages: sending one, and the handler for those that arrive.
@@ -76,6 +77,7 @@ class WebSocketChannel : public ChannelBase {
   WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session> session);
 
  private:
+  void SendEncoded(codec::Result<std::string> bytes);
   friend class Session;
   void OnMessage(bool binary, std::string bytes);
   void OnEnd(std::string reason);
