@@ -1,5 +1,6 @@
-// The admin endpoint's HTTP server: the one place admin/ meets Boost.Beast.
-// An accept loop and one coroutine per connection, on the node's executor.
+// The admin endpoint's HTTP server: an accept loop and one coroutine per
+// connection, on the node's executor. What it does to each message between
+// reading and writing is in http_message.cc.
 
 #include "admin/http_server.h"
 
@@ -11,14 +12,13 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <chrono>
 #include <exception>
 #include <map>
+
+#include "admin/detail/http_message.h"
 
 namespace aweft::admin {
 namespace {
@@ -34,17 +34,6 @@ constexpr auto kIdle = std::chrono::seconds(30);
 // A coroutine that throws stops the process (fail-stop), never silently.
 void Rethrow(std::exception_ptr e) {
   if (e) std::rethrow_exception(e);
-}
-
-http::response<http::string_body> ToBeast(const Response& out, unsigned version, bool head) {
-  http::response<http::string_body> response{static_cast<http::status>(out.status), version};
-  response.set(http::field::server, "aweft-node");
-  response.set(http::field::content_type, out.content_type);
-  for (const auto& [name, value] : out.headers) response.set(name, value);
-  response.body() = out.body;
-  response.prepare_payload();
-  if (head) response.body().clear();  // Content-Length stays that of the GET.
-  return response;
 }
 
 }  // namespace
@@ -81,25 +70,20 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
     beast::flat_buffer buffer;
     while (!self->stopped) {
       stream.expires_after(kIdle);
-      http::request_parser<http::string_body> parser;
-      parser.header_limit(64 << 10);
-      parser.body_limit(self->options.max_body);
+      detail::RequestParser parser;
+      detail::Bound(parser, self->options.max_body);
       auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
       if (ec == http::error::body_limit) {
-        Response refused = ProblemResponse(
-            MakeProblem(Why::kTooLarge,
-                        "the body is over " + std::to_string(self->options.max_body) + " bytes"));
-        auto response = ToBeast(refused, parser.get().version(), false);
+        auto response = detail::ToBeast(detail::TooLarge(self->options.max_body),
+                                        parser.get().version(), false);
         response.keep_alive(false);
         (void)co_await http::async_write(stream, response, kNoThrow);
         break;
       }
       if (ec || self->stopped) break;  // Closed, timed out, or not HTTP.
-      const http::request<http::string_body>& in = parser.get();
-      Request request{std::string(in.method_string()), std::string(in.target()),
-                      std::string(in[http::field::authorization]), in.body()};
-      auto response =
-          ToBeast(self->handler(request), in.version(), in.method() == http::verb::head);
+      const detail::BeastRequest& in = parser.get();
+      auto response = detail::ToBeast(self->handler(detail::FromBeast(in)), in.version(),
+                                      in.method() == http::verb::head);
       response.keep_alive(in.keep_alive());
       auto [wec, written] = co_await http::async_write(stream, response, kNoThrow);
       if (wec || !response.keep_alive()) break;

@@ -6,8 +6,12 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "admin/dashboard.h"
+#include "codec/cbor.h"
 
 namespace aweft::admin {
 namespace json = boost::json;
@@ -16,10 +20,56 @@ namespace {
 
 constexpr size_t kMaxLimit = 1000;
 
+// `text` with each byte that does not start a well-formed UTF-8 sequence
+// replaced by U+FFFD. The first prefix of 1 to 4 bytes that CheckText takes
+// is exactly one code point: a lead byte alone never is one.
+std::string ValidUtf8(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    size_t n = 1;
+    while (n <= 4 && i + n <= text.size() && !codec::CheckText(text.substr(i, n))) ++n;
+    if (n <= 4 && i + n <= text.size()) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      ++i;
+    }
+  }
+  return out;
+}
+
+// `value` with every string and key made valid UTF-8. Iterative, so a deep
+// value cannot exhaust the stack.
+json::value WithValidUtf8(json::value value) {
+  std::vector<json::value*> stack{&value};
+  while (!stack.empty()) {
+    json::value* v = stack.back();
+    stack.pop_back();
+    if (v->is_string()) {
+      *v = ValidUtf8(v->get_string());
+    } else if (v->is_array()) {
+      for (auto& item : v->get_array()) stack.push_back(&item);
+    } else if (v->is_object()) {
+      json::object fixed;
+      for (auto& [key, item] : v->get_object()) fixed[ValidUtf8(key)] = std::move(item);
+      *v = std::move(fixed);
+      for (auto& [key, item] : v->get_object()) stack.push_back(&item);
+    }
+  }
+  return value;
+}
+
 Response JsonResponse(int status, const json::value& body) {
   Response response;
   response.status = status;
   response.body = json::serialize(body) + "\n";
+  // Messages quote what the client sent (a path, a name, a parameter), and
+  // that need not be UTF-8; Boost.JSON writes such bytes as they are, which
+  // is not JSON (RFC 8259 §8.1). Only then, mend and write again.
+  if (!codec::CheckText(response.body)) {
+    response.body = json::serialize(WithValidUtf8(body)) + "\n";
+  }
   return response;
 }
 

@@ -1,56 +1,98 @@
 #!/usr/bin/env bash
-# Fuzzes the codec's decoders with libFuzzer: configures a clang build in
-# build-fuzz (or $AWEFT_FUZZ_BUILD_DIR), seeds each target's corpus with the
-# conformance fixtures' bytes, and runs each target for SECONDS (default 60).
-# Exits non-zero when a target crashes or breaks one of its checks; the
-# failing input is left in <build>/artifacts/<target>/.
-#   scripts/fuzz.sh [SECONDS]
+# Fuzzes with libFuzzer: configures a clang build in build-fuzz (or
+# $AWEFT_FUZZ_BUILD_DIR), seeds each target's corpus from the conformance
+# fixtures and the inputs kept in tests/fuzz/regressions/<target>/, and runs
+# each target for SECONDS (default 60; --ci: 20), one after the other. Ends
+# with one line per target (runs, corpus files). Exits non-zero when a target
+# crashes or breaks one of its checks; the failing input is left in
+# <build>/artifacts/<target>/, and belongs in tests/fuzz/regressions/<target>/
+# once the bug is fixed.
+#   scripts/fuzz.sh [--ci] [SECONDS [TARGET...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${1:-60}"
+seconds=60
+if [[ "${1:-}" == --ci ]]; then
+  seconds=20
+  shift
+fi
+seconds="${1:-$seconds}"
+shift || true
 build="${AWEFT_FUZZ_BUILD_DIR:-build-fuzz}"
-targets=(fuzz_decode_commit fuzz_decode_frame)
+targets=(fuzz_decode_commit fuzz_decode_frame fuzz_link_frames fuzz_requests_text
+  fuzz_admin_http)
+if (($# > 0)); then targets=("$@"); fi
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAWEFT_FUZZ=ON -DAWEFT_TESTS=OFF \
   -DAWEFT_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" --target "${targets[@]}"
+cmake --build "$build" --parallel 1 --target "${targets[@]}" >"$build/build.log" 2>&1 ||
+  { tail -n 40 "$build/build.log" >&2; exit 1; }
 
-# Writes each hex string that the JSON files give as "bytes" or "hex" to
-# one binary seed file in directory $1, named by its content.
-seed() {
-  local dir="$1" hex
-  shift
+# The hex strings the JSON files $2... give as "bytes" or "hex", one a line.
+fixture_hex() {
+  grep -ho '"\(bytes\|hex\)": "[0-9a-f]*"' "$@" | sed 's/.*: "\(.*\)"$/\1/' | sort -u
+}
+# Writes stdin (hex, one input a line) to directory $1 as binary files,
+# each named by its content. With $2 = frames, each line is frames separated
+# by spaces, written as fuzz_link_frames reads them: a 2-byte little-endian
+# length before each.
+write_seeds() {
+  local dir="$1" form="${2:-}" hex
   mkdir -p "$dir"
-  grep -ho '"\(bytes\|hex\)": "[0-9a-f]*"' "$@" | sed 's/.*: "\(.*\)"$/\1/' |
-    sort -u | while read -r hex; do
-      perl -e 'print pack("H*", $ARGV[0])' "$hex" \
-        >"$dir/seed-$(printf '%s' "$hex" | sha1sum | cut -c1-16)"
-    done
+  while read -r hex; do
+    perl -e 'my $form = shift;
+      for (@ARGV) { my $b = pack("H*", $_);
+        print $form eq "frames" ? pack("v", length $b) . $b : $b }' "$form" $hex \
+      >"$dir/seed-$(printf '%s' "$hex" | sha1sum | cut -c1-16)"
+  done
 }
 fixtures=tests/conformance
+corpus="$build/corpus"
 # Commits: every commit fixture (valid and invalid) and the commits that
 # frames carry. Value byte strings and root ids come along; they are cheap.
-seed "$build/corpus/fuzz_decode_commit" "$fixtures"/fixtures/*.json \
-  "$fixtures"/fixtures/invalid/*.json "$fixtures"/frames/*.json
-seed "$build/corpus/fuzz_decode_frame" "$fixtures"/frames/*.json
+fixture_hex "$fixtures"/fixtures/*.json "$fixtures"/fixtures/invalid/*.json \
+  "$fixtures"/frames/*.json | write_seeds "$corpus/fuzz_decode_commit"
+fixture_hex "$fixtures"/frames/*.json | write_seeds "$corpus/fuzz_decode_frame"
+# Link frames: each fixture frame after the fixture open (which pairs
+# "board:42"), and all the valid ones in a row.
+open_hex=$(fixture_hex "$fixtures"/frames/001-open.json | head -n 1)
+{
+  for file in "$fixtures"/frames/*.json; do
+    echo "$open_hex $(grep -o '"bytes": "[0-9a-f]*"' "$file" | sed 's/.*: "\(.*\)"$/\1/')"
+  done
+  grep -ho '"bytes": "[0-9a-f]*"' "$fixtures"/frames/[0-9]*.json | sed 's/.*: "\(.*\)"$/\1/' |
+    tr '\n' ' '
+  echo
+} | write_seeds "$corpus/fuzz_link_frames" frames
+for target in "${targets[@]}"; do
+  mkdir -p "$corpus/$target"
+  cp tests/fuzz/regressions/"$target"/* "$corpus/$target"/ 2>/dev/null || true
+done
 
 status=0
+summary=()
 for target in "${targets[@]}"; do
-  corpus="$build/corpus/$target"
   artifacts="$build/artifacts/$target/"
   log="$build/$target.log"
+  dict=()
+  [[ -f tests/fuzz/$target.dict ]] && dict=(-dict="tests/fuzz/$target.dict")
   mkdir -p "$artifacts"
-  echo "fuzz: $target for ${seconds}s, $(ls "$corpus" | wc -l) corpus files"
+  echo "fuzz: $target for ${seconds}s from $(ls "$corpus/$target" | wc -l) corpus files"
   if "$build/tests/fuzz/$target" -max_total_time="$seconds" -max_len=4096 \
-    -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts" \
-    "$corpus" >"$log" 2>&1; then
-    grep -E '^Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb' "$log" |
-      sed "s/^/fuzz: $target: /"
+    -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" \
+    "$corpus/$target" >"$log" 2>&1; then
+    result=ok
   else
     status=1
-    echo "fuzz: $target FAILED; the end of $log:" >&2
-    tail -n 40 "$log" >&2
+    result="FAILED (see $log and $artifacts)"
+    # The check or sanitizer that failed, the top of its stack, the input.
+    echo "fuzz: $target FAILED; from $log:" >&2
+    grep -E -m 20 -e 'fuzz check failed|^  [a-z]|ERROR|runtime error|SUMMARY' \
+      -e '^    #[0-5] |Test unit written' "$log" >&2 || tail -n 20 "$log" >&2
   fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  files=$(ls "$corpus/$target" | wc -l)
+  summary+=("$target: ${runs:-?} runs in ${seconds}s, $files corpus files, $result")
 done
+printf 'fuzz: %s\n' "${summary[@]}"
 exit "$status"

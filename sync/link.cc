@@ -337,14 +337,21 @@ void Link::OnRefused(const codec::RefusedFrame& frame) {
 }
 
 void Link::OnFault(const codec::FaultFrame& fault) {
+  // The frame layer takes an empty reason, but a topic's end reason is what
+  // the application branches on: a fault that names none is a bad frame.
+  const std::string reason = fault.reason.empty() ? std::string(codec::Name(Reason::kBadFrame))
+                                                  : fault.reason;
+  const std::string message =
+      fault.reason.empty() ? "the other end sent a fault with no reason: " + fault.message
+                           : fault.message;
   if (fault.topic == 0) {  // The whole link.
-    for (auto& [n, topic] : mine_) End(*topic, fault.reason, fault.message, true);
+    for (auto& [n, topic] : mine_) End(*topic, reason, message, true);
     closed_ = true;
     channel_.Close();
     return;
   }
   auto it = mine_.find(fault.topic);  // A fault carries the receiver's number.
-  if (it != mine_.end()) End(*it->second, fault.reason, fault.message, true);
+  if (it != mine_.end()) End(*it->second, reason, message, true);
 }
 
 void Link::OnChannelEnd() {

@@ -4,53 +4,14 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "tests/admin/fake_source.h"
+
 namespace aweft::admin {
 namespace {
 
+using testing::FakeSource;
+
 namespace json = boost::json;
-
-// A node of two documents, "a" and "team/b", that remembers what it was asked.
-class FakeSource : public Source {
- public:
-  std::vector<Check> Readiness() override {
-    return {{"store", true, ""}, {"upstreams", ready, "x"}};
-  }
-  json::object NodeInfo() override { return {{"id", "fake"}}; }
-  json::object Documents(const DocumentQuery& query) override {
-    asked = query.prefix + "|" + query.after + "|" + std::to_string(query.limit);
-    return {{"documents", json::array()}, {"next", nullptr}};
-  }
-  Answer State(std::string_view name, std::optional<uint64_t> at) override {
-    asked = std::string(name) + "@" + (at ? std::to_string(*at) : "now");
-    if (name != "a" && name != "team/b") return NoDocument(name);
-    return json::object{{"name", name}};
-  }
-  Answer Commits(std::string_view name, uint64_t since, size_t limit) override {
-    asked = std::string(name) + ":" + std::to_string(since) + ":" + std::to_string(limit);
-    if (since < 10) return codec::Refusal{codec::Reason::kTruncated, "history starts at 10"};
-    return json::object{{"commits", json::array()}};
-  }
-  Answer Export(std::string_view name) override { return json::object{{"name", name}}; }
-  Answer Import(std::string_view name, const json::value& body) override {
-    asked = std::string(name) + "=" + json::serialize(body);
-    return json::object{{"name", name}};
-  }
-  Answer Snapshot(std::string_view name) override { return json::object{{"name", name}}; }
-  Answer Remove(std::string_view name) override {
-    asked = "removed " + std::string(name);
-    return json::object{{"removed", true}};
-  }
-  json::object Links() override { return {{"links", json::array()}}; }
-  void CollectMetrics() override { ++collected; }
-
-  static Answer NoDocument(std::string_view name) {
-    return codec::Refusal{codec::Reason::kNoDocument, "no " + std::string(name)};
-  }
-
-  bool ready = true;
-  std::string asked;
-  int collected = 0;
-};
 
 struct Fixture {
   explicit Fixture(std::string token = "") : router(source, metrics, std::move(token)) {}
@@ -86,6 +47,21 @@ TEST_CASE("names are one percent-encoded path segment, so they may hold '/'", "[
   CHECK(f.Get("/v1/documents/a?at=3").status == 200);
   CHECK(f.source.asked == "a@3");
   CHECK(f.Get("/v1/documents/a%2").status == 400);
+}
+
+TEST_CASE("what a client sends that is not UTF-8 is quoted as U+FFFD, so the body stays JSON",
+          "[admin][router][refusal]") {
+  Fixture f;
+  // Found by tests/fuzz/fuzz_admin_http.cc: each was a body JSON cannot parse.
+  Response missing = f.Get("/v1/documents/%ff");
+  CHECK(missing.status == 404);
+  CHECK(Body(missing).at("message") == "no \xEF\xBF\xBD");
+  Response route = f.Get("/v\xb1/x");
+  CHECK(route.status == 404);
+  CHECK(Body(route).at("message") == "nothing is served at /v\xEF\xBF\xBD/x");
+  Response parameter = f.Get("/v1/documents?%c3=1");
+  CHECK(parameter.status == 400);
+  CHECK(Body(parameter).at("message") == "unknown parameter '\xEF\xBF\xBD'");
 }
 
 TEST_CASE("paging parameters are checked before the source is asked", "[admin][router][refusal]") {

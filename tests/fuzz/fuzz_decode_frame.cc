@@ -3,34 +3,18 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "codec/frame.h"
 #include "codec/id.h"
+#include "tests/fuzz/check.h"
 
 namespace {
 
 namespace codec = aweft::codec;
-
-[[noreturn]] void Fail(std::string_view input, const char* what,
-                       const std::string& detail) {
-  std::fprintf(stderr, "fuzz_decode_frame: %s\n  input: %s\n  %s\n", what,
-               codec::Hex(input).c_str(), detail.c_str());
-  std::abort();
-}
-
-// Every refusal has a reason, a fix and a detail to show (the reference's
-// fuzz test asks the same of its decoder).
-void CheckRefusal(std::string_view input, const codec::Refusal& refusal) {
-  if (codec::Name(refusal.reason).empty() ||
-      codec::Fix(refusal.reason).empty() || refusal.message.empty()) {
-    Fail(input, "a refusal without a reason, fix or message",
-         refusal.ToString());
-  }
-}
+using aweft::fuzz::CheckRefusal;
+using aweft::fuzz::Fail;
 
 }  // namespace
 
