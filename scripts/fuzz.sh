@@ -3,7 +3,7 @@
 # $AWEFT_FUZZ_BUILD_DIR), seeds each target's corpus from the conformance
 # fixtures and the inputs kept in tests/fuzz/regressions/<target>/, and runs
 # each target for SECONDS (default 60; --ci: 20), one after the other. Ends
-# with one line per target (runs, corpus files). Exits non-zero when a target
+# with one line per target (runs, corpus size). Exits non-zero when a target
 # crashes or breaks one of its checks; the failing input is left in
 # <build>/artifacts/<target>/, and belongs in tests/fuzz/regressions/<target>/
 # once the bug is fixed.
@@ -88,11 +88,14 @@ for target in "${targets[@]}"; do
     # The check or sanitizer that failed, the top of its stack, the input.
     echo "fuzz: $target FAILED; from $log:" >&2
     grep -E -m 20 -e 'fuzz check failed|^  [a-z]|ERROR|runtime error|SUMMARY' \
-      -e '^    #[0-5] |Test unit written' "$log" >&2 || tail -n 20 "$log" >&2
+      -e '^    #[0-9] |Test unit written' "$log" >&2 || tail -n 20 "$log" >&2
   fi
+  # libFuzzer's own corpus (inputs it keeps for coverage, and their size),
+  # not the directory, which also holds what they superseded.
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-  files=$(ls "$corpus/$target" | wc -l)
-  summary+=("$target: ${runs:-?} runs in ${seconds}s, $files corpus files, $result")
+  kept=$(grep -E '^#[0-9]+' "$log" | tail -n 1 |
+    sed -n 's/.* corp: \([0-9]*\)\/\([^ ]*\).*/\1 inputs (\2)/p')
+  summary+=("$target: ${runs:-?} runs in ${seconds}s, corpus ${kept:-?}, $result")
 done
 printf 'fuzz: %s\n' "${summary[@]}"
 exit "$status"
