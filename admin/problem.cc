@@ -52,6 +52,8 @@ int StatusOf(codec::Reason reason) {
       return 500;
     case codec::Reason::kForbidden:
       return 403;
+    case codec::Reason::kLimit:
+      return 429;
     default:
       return 400;
   }

@@ -313,6 +313,7 @@ admin::Answer NodeAdmin::Remove(std::string_view name) {
     node_.loaded_.erase(loaded);
   }
   if (auto removed = node_.store_->Remove(name); !removed) return removed.error();
+  --node_.stored_documents_;
   return json::object{{"name", name}, {"removed", true}};
 }
 

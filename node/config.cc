@@ -57,6 +57,37 @@ void ApplyStorage(const toml::table& table, storage::Options& out) {
   });
 }
 
+void ApplyLimits(const toml::table& table, Limits& out) {
+  EachKey(table, "limits.", [&](const std::string& key, const toml::node& value) {
+    struct Known {
+      const char* key;
+      uint64_t* field;
+      uint64_t least;
+    };
+    uint64_t idle = static_cast<uint64_t>(out.idle_timeout.count());
+    const Known known[] = {
+        {"limits.max_commit_bytes", &out.max_commit_bytes, 64},
+        {"limits.max_deltas_per_commit", &out.max_deltas_per_commit, 1},
+        {"limits.max_topics_per_link", &out.max_topics_per_link, 1},
+        {"limits.max_documents", &out.max_documents, 1},
+        {"limits.max_requests_in_flight", &out.max_requests_in_flight, 1},
+        {"limits.max_text_bytes", &out.max_text_bytes, 256},
+        {"limits.max_http_body_bytes", &out.max_http_body_bytes, 1024},
+        {"limits.max_connections_per_address", &out.max_connections_per_address, 1},
+        {"limits.send_queue_bytes", &out.send_queue_bytes, 64 << 10},
+        {"limits.idle_timeout_seconds", &idle, 0},
+    };
+    for (const Known& k : known) {
+      if (key != k.key) continue;
+      *k.field = Count(value, key);
+      if (*k.field < k.least) Bad(key, "must be at least " + std::to_string(k.least));
+      out.idle_timeout = std::chrono::seconds(idle);
+      return;
+    }
+    Bad(key, "is not a setting");
+  });
+}
+
 void Apply(const toml::table& root, Config& config) {
   EachKey(root, "", [&](const std::string& key, const toml::node& value) {
     if (key == "data") {
@@ -81,6 +112,9 @@ void Apply(const toml::table& root, Config& config) {
     } else if (key == "storage") {
       if (!value.is_table()) Bad(key, "must be a table");
       ApplyStorage(*value.as_table(), config.storage);
+    } else if (key == "limits") {
+      if (!value.is_table()) Bad(key, "must be a table");
+      ApplyLimits(*value.as_table(), config.limits);
     } else if (key == "documents") {
       if (!value.is_table()) Bad(key, "must be a table");
       EachKey(*value.as_table(), "documents.", [&](const std::string& k, const toml::node& v) {

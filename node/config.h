@@ -30,6 +30,21 @@ struct Upstream {
   std::string token;                      // Sent as a bearer token.
 };
 
+// What one peer may ask of the node (docs/reliability.md). Each is refused
+// with the reason `limit`, naming the limit and its setting.
+struct Limits {
+  uint64_t max_commit_bytes = 1 << 20;          // limits.max_commit_bytes
+  uint64_t max_deltas_per_commit = 10000;       // limits.max_deltas_per_commit
+  uint64_t max_topics_per_link = 1000;          // limits.max_topics_per_link
+  uint64_t max_documents = 1000000;             // limits.max_documents: stored on this node
+  uint64_t max_requests_in_flight = 64;         // limits.max_requests_in_flight: per link
+  uint64_t max_text_bytes = 64 << 10;           // limits.max_text_bytes: one requests message
+  uint64_t max_http_body_bytes = 64 << 20;      // limits.max_http_body_bytes: admin requests
+  uint64_t max_connections_per_address = 4096;  // limits.max_connections_per_address
+  uint64_t send_queue_bytes = 8 << 20;          // limits.send_queue_bytes: per link, unsent
+  std::chrono::seconds idle_timeout{60};        // limits.idle_timeout_seconds: ping at half
+};
+
 // Every setting of aweft-node, with its default: the node runs with none
 // given. docs/node.md documents each key; the TOML file and the flags use
 // the same names.
@@ -46,6 +61,8 @@ struct Config {
   std::chrono::seconds idle_evict{60};      // documents.idle_evict_seconds
   std::vector<std::string> create{"*"};     // documents.create
   uint64_t max_frame_bytes = 16 << 20;      // documents.max_frame_bytes
+
+  Limits limits;                            // [limits]
 
   std::vector<Token> tokens;                // [[tokens]]
   std::vector<Upstream> upstreams;          // [[upstreams]]

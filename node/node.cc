@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "codec/commit.h"
 #include "codec/id.h"
 #include "sync/random.h"
 #include "sync/requests.h"
@@ -96,13 +97,17 @@ Node::Node(Config config, asio::io_context& io)
       });
   sync::WebSocketChannel::Options options;
   options.max_message = config_.max_frame_bytes;
+  options.max_queued_bytes = config_.limits.send_queue_bytes;
+  options.idle_timeout = config_.limits.idle_timeout;
+  options.max_text = config_.limits.max_text_bytes;
+  stored_documents_ = store_->List().size();
   listener_ = std::make_unique<sync::WebSocketListener>(
       io.get_executor(), channel_scheduler_, host, port,
       [this](std::unique_ptr<sync::WebSocketChannel> channel) { Accept(std::move(channel)); },
       options);
   StartAdmin();
   spdlog::info("event=start node={} listen={}:{} admin={} data={} documents={}", config_.node_id,
-               host, listener_->port(), admin_port(), config_.data, store_->List().size());
+               host, listener_->port(), admin_port(), config_.data, stored_documents_);
   LoadConfirmed();
   for (const Upstream& upstream : config_.upstreams) {
     auto link = std::make_unique<UpstreamLink>();
@@ -146,7 +151,8 @@ void Node::StartAdmin() {
   try {
     admin_server_ = std::make_unique<admin::HttpServer>(
         io_.get_executor(), host, port,
-        [this](const admin::Request& request) { return router_->Handle(request); });
+        [this](const admin::Request& request) { return router_->Handle(request); },
+        admin::HttpServer::Options{config_.limits.max_http_body_bytes});
   } catch (const boost::system::system_error& e) {
     throw ConfigError("config: 'admin' is " + config_.admin + ", which cannot be served: " +
                       e.code().message() +
@@ -251,19 +257,21 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
     });
   });
   connections_.emplace(c.id, std::move(connection));
+  const std::string address = c.remote.substr(0, c.remote.rfind(':'));
+  if (++per_address_[address] > config_.limits.max_connections_per_address) {
+    return Refuse(c, "limit",
+                  std::to_string(config_.limits.max_connections_per_address) +
+                      " connections from " + address +
+                      " are open already (limits.max_connections_per_address)");
+  }
   if (!config_.tokens.empty()) {
     const std::string bearer = BearerOf(c.channel->handshake());
     for (const Token& token : config_.tokens) {
       if (SameSecret(bearer, token.secret)) c.token = &token;
     }
     if (!c.token) {
-      spdlog::warn("event=refused peer={} reason=forbidden detail=\"no valid token\"", c.remote);
-      meters_.faults.Add(1, {"forbidden", "local"});
-      c.channel->Send(codec::FaultFrame{0, "forbidden",
-                                        "a valid bearer token is needed (Authorization header "
-                                        "or ?token=)"});
-      c.channel->Close();
-      return;
+      return Refuse(c, "forbidden",
+                    "a valid bearer token is needed (Authorization header or ?token=)");
     }
   }
   c.link = std::make_unique<sync::Link>(*c.channel, *link_scheduler_);
@@ -279,6 +287,13 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
   spdlog::info("event=connect peer={} connection={}", c.remote, c.id);
 }
 
+void Node::Refuse(Connection& c, const std::string& reason, const std::string& message) {
+  spdlog::warn("event=refused peer={} reason={} detail=\"{}\"", c.remote, reason, message);
+  meters_.faults.Add(1, {reason, "local"});
+  c.channel->Send(codec::FaultFrame{0, reason, message});
+  c.channel->Close();
+}
+
 bool Node::CanRead(const Connection& c, std::string_view name) const {
   return !c.token || AnyMatches(c.token->read, name) || AnyMatches(c.token->write, name);
 }
@@ -290,6 +305,15 @@ bool Node::CanWrite(const Connection& c, std::string_view name) const {
 void Node::Answer(Connection& c, const std::string& request, const boost::json::value& args,
                   sync::Reply reply) {
   namespace json = boost::json;
+  std::erase_if(c.answering, [](const sync::Reply& r) { return r.answered(); });
+  if (c.answering.size() >= config_.limits.max_requests_in_flight) {
+    return reply.SendError({"limit",
+                            std::to_string(c.answering.size()) +
+                                " requests are unanswered on this link; wait for their answers "
+                                "(limits.max_requests_in_flight)",
+                            {}});
+  }
+  c.answering.push_back(reply);
   if (request == "durable") {
     // Runs after every frame this connection sent before the request, with
     // the store synced first: all they carried is stored.
@@ -352,6 +376,11 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
 
 void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   const std::string& name = open.name;
+  if (c.shared.size() >= config_.limits.max_topics_per_link) {
+    return Decline(c, open, "limit",
+                   std::to_string(c.shared.size()) +
+                       " documents are shared on this link already (limits.max_topics_per_link)");
+  }
   const bool can_read = CanRead(c, name);
   const bool can_write = CanWrite(c, name);
   if (!can_read) {
@@ -373,6 +402,24 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
                    document.error().message);
   }
   Serve(c, open, **document, !existed);
+}
+
+std::vector<codec::WireReason> Node::Oversized(const codec::Commit& commit) const {
+  const Limits& limits = config_.limits;
+  if (commit.deltas.size() > limits.max_deltas_per_commit) {
+    return {{"limit",
+             "a commit of " + std::to_string(commit.deltas.size()) + " deltas is over " +
+                 std::to_string(limits.max_deltas_per_commit) + " (limits.max_deltas_per_commit)",
+             std::nullopt}};
+  }
+  std::string bytes;
+  if (codec::EncodeCommit(commit, bytes) && bytes.size() > limits.max_commit_bytes) {
+    return {{"limit",
+             "a commit of " + std::to_string(bytes.size()) + " bytes is over " +
+                 std::to_string(limits.max_commit_bytes) + " (limits.max_commit_bytes)",
+             std::nullopt}};
+  }
+  return {};
 }
 
 void Node::Decline(Connection& c, const codec::OpenFrame& open, const std::string& reason,
@@ -412,11 +459,11 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
                  bool created) {
   const std::string& name = open.name;
   sync::ShareHandlers handlers;
-  if (!CanWrite(c, name)) {
-    handlers.accept = [name](const codec::Commit&) -> std::vector<codec::WireReason> {
-      return {{"forbidden", "this token may only read \"" + name + "\"", std::nullopt}};
-    };
-  }
+  handlers.accept = [this, name, writes = CanWrite(c, name)](
+                        const codec::Commit& commit) -> std::vector<codec::WireReason> {
+    if (!writes) return {{"forbidden", "this token may only read \"" + name + "\"", std::nullopt}};
+    return Oversized(commit);
+  };
   handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
   handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
     meters_.faults.Add(1, {reason, "remote"});
@@ -444,6 +491,10 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
   std::optional<codec::Id> root;
   codec::Kind kind = codec::Kind::kObject;
   if (!stored) {
+    if (stored_documents_ >= config_.limits.max_documents) {
+      return Refusal{Reason::kLimit, "this node holds " + std::to_string(stored_documents_) +
+                                         " documents already (limits.max_documents)"};
+    }
     auto id = codec::IdFromBytes(create_root->id);
     if (!id) return id.error();
     root = *id;
@@ -451,6 +502,7 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
   }
   auto document = store_->OpenDocument(name, kind, root);
   if (!document) return document.error();
+  if (!stored) ++stored_documents_;
   Loaded& loaded = loaded_[name];
   loaded.document = *document;
   loaded.active = std::chrono::steady_clock::now();
@@ -500,6 +552,10 @@ void Node::Drop(Connection& c) {
   AddTraffic(meters_.retired_traffic, c.channel->traffic());
   for (const std::string& name : c.shared) Release(name);
   c.shared.clear();
+  const std::string address = c.remote.substr(0, c.remote.rfind(':'));
+  if (auto it = per_address_.find(address); it != per_address_.end() && --it->second == 0) {
+    per_address_.erase(it);
+  }
   connections_.erase(c.id);
 }
 

@@ -56,6 +56,7 @@ class Node {
     std::set<std::string> shared;  // Names this connection shares now.
     std::string remote;
     bool peer = false;  // Another node (it asked `hello`), not a client.
+    std::vector<sync::Reply> answering;  // Requests taken, some answered since.
     std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
   };
   struct Loaded {
@@ -66,12 +67,16 @@ class Node {
   };
 
   void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
+  // Ends a connection at once with a link fault.
+  void Refuse(Connection& connection, const std::string& reason, const std::string& message);
   void OnOpen(Connection& connection, const codec::OpenFrame& open);
   void Answer(Connection& connection, const std::string& request,
               const boost::json::value& args, sync::Reply reply);
   void Decline(Connection& connection, const codec::OpenFrame& open, const std::string& reason,
                const std::string& message);
   void CountRefused(const sync::Refused& refused);
+  // The `limit` reasons a commit from a peer earns (limits.max_*).
+  std::vector<codec::WireReason> Oversized(const codec::Commit& commit) const;
   void StartAdmin();
   bool CanRead(const Connection& connection, std::string_view name) const;
   bool CanWrite(const Connection& connection, std::string_view name) const;
@@ -108,6 +113,8 @@ class Node {
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t next_connection_ = 1;
   std::map<std::string, Loaded, std::less<>> loaded_;
+  std::map<std::string, uint64_t, std::less<>> per_address_;  // Connections, by IP.
+  uint64_t stored_documents_ = 0;  // For limits.max_documents.
   std::vector<std::unique_ptr<UpstreamLink>> upstreams_;
   // Per (upstream url, document): the store seq the upstream has confirmed.
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;

@@ -41,13 +41,24 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
  public:
   using Stream = websocket::stream<beast::tcp_stream>;
 
-  Session(Stream stream, size_t max_message)
-      : stream_(std::move(stream)),
-        wake_(stream_.get_executor(), asio::steady_timer::time_point::max()) {
-    stream_.read_message_max(max_message);
+  Session(Stream stream, const Options& options, beast::role_type role)
+      : options(options),
+        stream_(std::move(stream)),
+        wake_(stream_.get_executor(), asio::steady_timer::time_point::max()),
+        deadline_(stream_.get_executor()) {
+    stream_.read_message_max(options.max_message);
     stream_.binary(true);
+    websocket::stream_base::timeout timeout = websocket::stream_base::timeout::suggested(role);
+    if (options.idle_timeout.count() > 0) {
+      timeout.idle_timeout = options.idle_timeout;
+      timeout.keep_alive_pings = true;  // A ping at half the idle time.
+    } else {
+      timeout.idle_timeout = websocket::stream_base::none();
+    }
+    stream_.set_option(timeout);
   }
 
+  const Options options;
   WebSocketChannel* owner = nullptr;  // Cleared when the channel goes.
   Traffic traffic;
 
@@ -80,11 +91,39 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     self->Start();
   }
 
-  void Send(bool binary, std::string bytes) {
-    if (closing_) return;
+  // Queues a message. False, queuing nothing, when it would pass
+  // max_queued_bytes.
+  bool Send(bool binary, std::string bytes) {
+    if (closing_) return true;
+    const size_t limit = options.max_queued_bytes;
+    if (limit > 0 && traffic.queued_bytes + bytes.size() > limit) return false;
     traffic.queued_bytes += bytes.size();
     outbox_.emplace_back(binary, std::move(bytes));
     wake_.cancel();
+    return true;
+  }
+
+  // Drops what is queued but not being written, sends `last` (a fault) in
+  // its place and closes; ends at once if that takes over 5 s.
+  void Abandon(std::string last) {
+    if (closing_) return;
+    const size_t keep = writing_ ? 1 : 0;
+    while (outbox_.size() > keep) {
+      traffic.queued_bytes -= outbox_.back().second.size();
+      outbox_.pop_back();
+    }
+    traffic.queued_bytes += last.size();
+    outbox_.emplace_back(true, std::move(last));
+    ArmDeadline();
+    CloseAfterDrain();
+  }
+
+  // The channel is gone. A session closing already still sends its last
+  // frames (a fault that says why, say), for at most 5 s; any other ends now.
+  void Release() {
+    owner = nullptr;
+    if (!closing_ || ended_) return Fail("the channel was destroyed");
+    ArmDeadline();
   }
 
   // Sends what is queued, then closes.
@@ -102,18 +141,33 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
       beast::error_code ignored;
       beast::get_lowest_layer(stream_).socket().close(ignored);
       wake_.cancel();
+      deadline_.cancel();
       if (owner) owner->OnEnd(std::move(reason));
     }
   }
 
  private:
+  void ArmDeadline() {
+    deadline_.expires_after(std::chrono::seconds(5));
+    deadline_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec) self->Fail("the other end did not take its last frames within 5 s");
+    });
+  }
+
   static asio::awaitable<void> ReadLoop(std::shared_ptr<Session> self) {
     beast::flat_buffer buffer;
     while (!self->ended_) {
       auto [ec, n] = co_await self->stream_.async_read(buffer, kNoThrow);
       if (ec) {
-        self->Fail(ec == websocket::error::closed ? "the other end closed"
-                                                  : "the connection ended: " + ec.message());
+        if (ec == websocket::error::closed) {
+          self->Fail("the other end closed");
+        } else if (ec == beast::error::timeout) {
+          self->Fail("idle: nothing arrived for " +
+                     std::to_string(self->options.idle_timeout.count()) +
+                     " s, not even a pong (limits.idle_timeout_seconds)");
+        } else {
+          self->Fail("the connection ended: " + ec.message());
+        }
         break;
       }
       const bool binary = self->stream_.got_binary();
@@ -137,7 +191,9 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
       }
       auto& [binary, bytes] = self->outbox_.front();
       self->stream_.binary(binary);
+      self->writing_ = true;
       auto [ec, n] = co_await self->stream_.async_write(asio::buffer(bytes), kNoThrow);
+      self->writing_ = false;
       if (ec) {
         self->Fail("a write failed: " + ec.message());
         break;
@@ -149,9 +205,10 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   }
 
   Stream stream_;
-  asio::steady_timer wake_;
+  asio::steady_timer wake_, deadline_;
   std::deque<std::pair<bool, std::string>> outbox_;
   bool open_ = false, closing_ = false, ended_ = false;
+  bool writing_ = false;  // outbox_.front() is being written.
 };
 
 WebSocketChannel::WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session> session)
@@ -159,10 +216,7 @@ WebSocketChannel::WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session
   session_->owner = this;
 }
 
-WebSocketChannel::~WebSocketChannel() {
-  session_->owner = nullptr;
-  session_->Fail("the channel was destroyed");
-}
+WebSocketChannel::~WebSocketChannel() { session_->Release(); }
 
 std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor executor,
                                                          Scheduler& scheduler,
@@ -176,7 +230,8 @@ std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor e
   const size_t colon = authority.rfind(':');
   std::string host = authority.substr(0, colon);
   std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
-  auto session = std::make_shared<Session>(Session::Stream(executor), options.max_message);
+  auto session =
+      std::make_shared<Session>(Session::Stream(executor), options, beast::role_type::client);
   auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
   asio::co_spawn(executor, Session::Dial(session, host, port, path, options.bearer), Rethrow);
   return channel;
@@ -191,15 +246,24 @@ void WebSocketChannel::SendCommits(const SharedCommits& commits) { SendEncoded(c
 void WebSocketChannel::SendEncoded(codec::Result<std::string> bytes) {
   if (ended()) return;
   if (!bytes) return OnEnd("a frame could not be encoded: " + bytes.error().ToString());
-  session_->Send(true, std::move(*bytes));
+  Queue(true, std::move(*bytes));
 }
 
-void WebSocketChannel::SendText(std::string text) {
-  if (!ended()) session_->Send(false, std::move(text));
+void WebSocketChannel::SendText(std::string text) { Queue(false, std::move(text)); }
+
+void WebSocketChannel::SendBinary(std::string bytes) { Queue(true, std::move(bytes)); }
+
+void WebSocketChannel::Queue(bool binary, std::string bytes) {
+  if (ended() || session_->Send(binary, std::move(bytes))) return;
+  EndForLimit("more than " + std::to_string(session_->options.max_queued_bytes) +
+              " bytes wait to be sent: the other end reads too slowly "
+              "(limits.send_queue_bytes)");
 }
 
-void WebSocketChannel::SendBinary(std::string bytes) {
-  if (!ended()) session_->Send(true, std::move(bytes));
+void WebSocketChannel::EndForLimit(const std::string& why) {
+  auto fault = codec::EncodeFrame(codec::FaultFrame{0, "limit", why});
+  session_->Abandon(fault ? std::move(*fault) : std::string());
+  EndWith("limit: " + why);
 }
 
 void WebSocketChannel::Close() {
@@ -211,6 +275,11 @@ void WebSocketChannel::Close() {
 void WebSocketChannel::OnMessage(bool binary, std::string bytes) {
   if (ended()) return;
   if (!binary) {
+    const size_t limit = session_->options.max_text;
+    if (limit > 0 && bytes.size() > limit) {
+      return EndForLimit("a text message of " + std::to_string(bytes.size()) +
+                         " bytes is over " + std::to_string(limit) + " (limits.max_text_bytes)");
+    }
     if (on_text_) on_text_(bytes);
     return;
   }
@@ -259,8 +328,8 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         std::string(request.target()),
         std::string(request[beast::http::field::authorization]),
         peer.address().to_string() + ":" + std::to_string(peer.port())};
-    auto session = std::make_shared<WebSocketChannel::Session>(std::move(stream),
-                                                               self->options.max_message);
+    auto session = std::make_shared<WebSocketChannel::Session>(
+        std::move(stream), self->options, beast::role_type::server);
     auto channel = std::make_unique<WebSocketChannel>(self->scheduler, session);
     channel->set_handshake(std::move(handshake));
     session->Start();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,6 +28,19 @@ class WebSocketChannel : public ChannelBase {
     // Dialing: sent as `Authorization: Bearer <bearer>` when not empty.
     // Default: empty.
     std::string bearer;
+    // The most bytes handed to the channel and not yet written to the
+    // socket. Past it the other end is reading too slowly: what is unsent
+    // is dropped, a fault `limit` is sent in its place, and the connection
+    // closes (at once if that fault is not taken within 5 s). 0: no bound.
+    // Default: 8 MiB.
+    size_t max_queued_bytes = 8 << 20;
+    // With nothing arriving for half of it, a ping is sent; with nothing,
+    // not even the pong, for all of it, the connection ends (idle or half
+    // open). 0: never. Default: 60 s.
+    std::chrono::seconds idle_timeout{60};
+    // The largest text message taken; a larger one ends the connection
+    // with a fault `limit`. 0: up to max_message. Default: 0.
+    size_t max_text = 0;
   };
 
   // The accepting end's view of the upgrade request that opened it.
@@ -81,6 +95,10 @@ class WebSocketChannel : public ChannelBase {
   friend class Session;
   void OnMessage(bool binary, std::string bytes);
   void OnEnd(std::string reason);
+  // Queues one message, or gives up on a peer past the queue's bound.
+  void Queue(bool binary, std::string bytes);
+  // Ends the connection for `limit`: sends the fault, then closes.
+  void EndForLimit(const std::string& why);
 
   std::shared_ptr<Session> session_;
   std::function<void(const std::string&)> on_text_;

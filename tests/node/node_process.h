@@ -112,6 +112,7 @@ class NodeProcess {
     Wait();
   }
   uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
   uint16_t admin_port() const { return admin_port_; }
   std::string admin_url() const { return "http://127.0.0.1:" + std::to_string(admin_port_); }
   std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_) + "/"; }

@@ -7,6 +7,7 @@
 
 #include "node/client.h"
 #include "sync/snapshot.h"
+#include "tests/node/node_fixture.h"
 #include "tests/node/node_process.h"
 #include "tests/sync/editor.h"
 
@@ -16,18 +17,7 @@ namespace {
 using sync::Document;
 using sync::Shared;
 
-struct Fixture {
-  TempDir dir;
-  boost::asio::io_context io;
-  sync::AsioScheduler scheduler{io.get_executor()};
-
-  Shared* ShareOrFail(Client& client, const std::string& name, Document* doc,
-                      sync::ShareHandlers handlers = {}) {
-    auto shared = client.link->Share(name, doc, std::move(handlers));
-    REQUIRE(shared);
-    return *shared;
-  }
-
+struct Fixture : ClientFixture {
   // Waits until a fresh client reading `name` from the node sees a document
   // equal to `expected`: the node holds it (the node stores before it
   // forwards).

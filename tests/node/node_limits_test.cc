@@ -1,0 +1,225 @@
+// aweft-node's limits, backpressure and idle detection, as a real process on
+// loopback (docs/reliability.md).
+
+#include <sys/socket.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <catch2/catch.hpp>
+
+#include "admin/http_client.h"
+#include "codec/frame.h"
+#include "tests/node/node_fixture.h"
+#include "tests/node/node_process.h"
+
+namespace aweft::node::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace websocket = boost::beast::websocket;
+using sync::Document;
+using sync::Shared;
+using tcp = asio::ip::tcp;
+
+using Fixture = ClientFixture;
+
+// A WebSocket peer driven by hand: it reads only when told to, so it can
+// stall, and it answers no ping unless it reads.
+struct RawPeer {
+  asio::io_context io;
+  websocket::stream<tcp::socket> ws{io};
+
+  explicit RawPeer(uint16_t port, int receive_buffer = 0) {
+    ws.next_layer().open(tcp::v4());
+    if (receive_buffer > 0) {
+      ws.next_layer().set_option(asio::socket_base::receive_buffer_size(receive_buffer));
+    }
+    ws.next_layer().connect({asio::ip::make_address("127.0.0.1"), port});
+    ws.handshake("127.0.0.1", "/");
+    ws.binary(true);
+  }
+  void Send(const codec::Frame& frame) { ws.write(asio::buffer(*codec::EncodeFrame(frame))); }
+  // Reads messages until the connection ends; returns the frames read.
+  std::vector<codec::Frame> ReadToEnd() {
+    std::vector<codec::Frame> frames;
+    boost::beast::flat_buffer buffer;
+    for (;;) {
+      boost::beast::error_code ec;
+      ws.read(buffer, ec);
+      if (ec) return frames;
+      const std::string bytes = boost::beast::buffers_to_string(buffer.data());
+      buffer.consume(buffer.size());
+      if (auto frame = codec::DecodeFrame(bytes)) frames.push_back(std::move(*frame));
+    }
+  }
+};
+
+uint64_t RssKiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") return in >> value, value;
+  }
+  return 0;
+}
+
+const codec::FaultFrame* LastFault(const std::vector<codec::Frame>& frames) {
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (const auto* fault = std::get_if<codec::FaultFrame>(&*it)) return fault;
+  }
+  return nullptr;
+}
+
+TEST_CASE("a reader that stops reading is cut off at its send-queue bound; writers keep going",
+          "[node][process][limits]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data",
+                   {"--log-level", "info", "--set", "limits.send_queue_bytes=262144"});
+  node.Start();
+  Document doc(codec::Kind::kObject);
+  Client writer(f.io, f.scheduler, node.url());
+  f.ShareOrFail(writer, "doc", &doc);
+  Client fast(f.io, f.scheduler, node.url());
+  Shared* read = f.ShareOrFail(fast, "doc", nullptr);
+  REQUIRE(RunUntil(f.io, [&] { return read->ready(); }));
+
+  RawPeer stalled(node.port(), 4096);
+  stalled.Send(codec::OpenFrame{1, "doc", std::nullopt, true});
+  // 4,000 commits of 1 KiB: 16 times the bound, more than the socket holds.
+  const std::string value(1024, 'x');
+  int written = 0;
+  uint64_t peak_rss = 0;
+  const std::string kCutOff = "reason=\"limit: more than 262144 bytes wait to be sent";
+  std::string log;
+  std::thread reader;
+  std::vector<codec::Frame> frames;
+  REQUIRE(RunUntil(
+      f.io,
+      [&] {
+        for (int i = 0; i < 20 && written < 4000; ++i, ++written) {
+          REQUIRE(doc.Set(doc.root(), "k" + std::to_string(written % 100),
+                          value + std::to_string(written)));
+        }
+        peak_rss = std::max(peak_rss, RssKiB(node.pid()));
+        // Once let go, the stalled peer reads again, within the 5 s the node
+        // gives its fault to get through.
+        log += node.Drain();
+        if (!reader.joinable() && log.find(kCutOff) != std::string::npos) {
+          reader = std::thread([&] { frames = stalled.ReadToEnd(); });
+        }
+        const codec::Value* last = read->document()->root().Get("k99");
+        return written == 4000 && last && *last == codec::Value(value + "3999");
+      },
+      std::chrono::seconds(30)));
+  // The fast reader got everything; the stalled one was let go, and
+  // reading again it finds the fault that says why.
+  REQUIRE(reader.joinable());
+  reader.join();
+  CHECK(peak_rss < 200 * 1024);
+  const codec::FaultFrame* fault = LastFault(frames);
+  REQUIRE(fault);
+  CHECK(fault->topic == 0);
+  CHECK(fault->reason == "limit");
+  CHECK(!read->ended());
+}
+
+TEST_CASE("a peer that answers no ping is closed after the idle timeout; a live one stays",
+          "[node][process][limits]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data",
+                   {"--log-level", "info", "--set", "limits.idle_timeout_seconds=2"});
+  node.Start();
+  Client live(f.io, f.scheduler, node.url());  // Beast answers pings itself.
+  bool live_closed = false;
+  live.channel->Closed([&] { live_closed = true; });
+  RawPeer silent(node.port());
+  // Neither sends anything for 5 s; only the live one reads (and pongs).
+  RunUntil(f.io, [] { return false; }, std::chrono::seconds(5));
+  CHECK_FALSE(live_closed);
+  CHECK(node.Drain().find("reason=\"idle: nothing arrived for 2 s") != std::string::npos);
+  silent.ReadToEnd();  // Ends: the node closed it.
+}
+
+TEST_CASE("limits refuse topics, commits, documents, connections and text with reason limit",
+          "[node][process][limits]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data",
+                   {"--set", "limits.max_topics_per_link=2", "--set", "limits.max_deltas_per_commit=3",
+                    "--set", "limits.max_commit_bytes=256", "--set", "limits.max_documents=3",
+                    "--set", "limits.max_connections_per_address=4", "--set",
+                    "limits.max_text_bytes=256", "--set", "limits.max_http_body_bytes=1024"});
+  node.Start();
+  Client client(f.io, f.scheduler, node.url());
+  Document a(codec::Kind::kObject), b(codec::Kind::kObject), c(codec::Kind::kObject);
+  std::vector<std::string> refused;
+  sync::ShareHandlers handlers;
+  handlers.refused = [&](const sync::Refused& r) { refused.push_back(r.reasons.at(0).code); };
+  f.ShareOrFail(client, "a", &a, handlers);
+  f.ShareOrFail(client, "b", &b);
+  Shared* third = f.ShareOrFail(client, "c", &c);
+  REQUIRE(RunUntil(f.io, [&] { return third->ended(); }));
+  CHECK(third->end_reason() == "limit");
+
+  SECTION("a commit over the delta or byte bound is refused, the link goes on") {
+    REQUIRE(a.Atomic([&]() -> codec::Result<void> {
+      for (int i = 0; i < 4; ++i) REQUIRE(a.Set(a.root(), "d" + std::to_string(i), double(i)));
+      return {};
+    }));
+    REQUIRE(a.Set(a.root(), "big", std::string(1000, 'y')));
+    REQUIRE(a.Set(a.root(), "small", 1.0));
+    REQUIRE(RunUntil(f.io, [&] { return refused.size() == 2; }));
+    CHECK(refused == std::vector<std::string>{"limit", "limit"});
+  }
+
+  SECTION("a document past max_documents is not created") {
+    Client other(f.io, f.scheduler, node.url());
+    Document d(codec::Kind::kObject), e(codec::Kind::kObject);
+    Shared* fourth = f.ShareOrFail(other, "d", &d);  // a, b and d: three stored.
+    REQUIRE(RunUntil(f.io, [&] { return fourth->ready(); }));
+    RunUntil(f.io, [] { return false; }, std::chrono::milliseconds(300));
+    Shared* fifth = f.ShareOrFail(other, "e", &e);
+    REQUIRE(RunUntil(f.io, [&] { return fifth->ended(); }));
+    CHECK(fifth->end_reason() == "limit");
+    CHECK_FALSE(fourth->ended());
+  }
+
+  SECTION("a fifth connection from one address gets a link fault") {
+    std::vector<std::unique_ptr<RawPeer>> peers;
+    for (int i = 0; i < 3; ++i) peers.push_back(std::make_unique<RawPeer>(node.port()));
+    RawPeer fifth(node.port());
+    const auto frames = fifth.ReadToEnd();
+    const codec::FaultFrame* fault = LastFault(frames);
+    REQUIRE(fault);
+    CHECK(fault->topic == 0);
+    CHECK(fault->reason == "limit");
+    CHECK(fault->message.find("limits.max_connections_per_address") != std::string::npos);
+  }
+
+  SECTION("a text message over max_text_bytes ends the connection with a fault") {
+    RawPeer peer(node.port());
+    peer.ws.text(true);
+    peer.ws.write(asio::buffer(std::string(1000, ' ')));
+    const auto frames = peer.ReadToEnd();  // The fault points into it.
+    const codec::FaultFrame* fault = LastFault(frames);
+    REQUIRE(fault);
+    CHECK(fault->reason == "limit");
+    CHECK(fault->message.find("limits.max_text_bytes") != std::string::npos);
+  }
+
+  SECTION("an admin body over max_http_body_bytes is answered 413") {
+    auto reply = admin::HttpRequest(node.admin_url(), "PUT", "/v1/documents/x", "",
+                                    "{\"pad\":\"" + std::string(2000, 'z') + "\"}");
+    CHECK(reply.status == 413);
+  }
+}
+
+}  // namespace
+}  // namespace aweft::node::testing
