@@ -5,7 +5,8 @@
 #include <string>
 
 // A tiny blocking HTTP/1.1 client for the admin endpoint (aweftctl and the
-// tests): plain POSIX sockets, one request per connection, no TLS.
+// tests): POSIX sockets, one request per connection, over TLS (OpenSSL) for
+// https:// URLs.
 namespace aweft::admin {
 
 // The request could not be made or its answer not read.
@@ -22,7 +23,9 @@ struct HttpReply {
 };
 
 // Sends `method` `target` (path and query, already encoded) to `base`
-// ("http://host:port"), with `token` as a bearer token when not empty and
+// ("http://host:port" or "https://host:port"; the server's certificate is
+// checked against the system's store, or the PEM file SSL_CERT_FILE names),
+// with `token` as a bearer token when not empty and
 // `body` as JSON when not empty. Throws HttpError for a bad `base`, a
 // connection that fails or an answer that is not HTTP, or after `timeout`.
 HttpReply HttpRequest(const std::string& base, const std::string& method, const std::string& target,

@@ -1,5 +1,5 @@
 // The admin endpoint's HTTP server: an accept loop and one coroutine per
-// connection, on the node's executor. What it does to each message between
+// connection (plain or TLS), on the node's executor. What it does to each message between
 // reading and writing is in http_message.cc.
 
 #include "admin/http_server.h"
@@ -10,13 +10,16 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <chrono>
 #include <exception>
 #include <map>
+#include <type_traits>
 
 #include "admin/detail/http_message.h"
 
@@ -26,7 +29,10 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;
+
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr auto kIdle = std::chrono::seconds(30);
@@ -59,17 +65,35 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
         (void)co_await pause.async_wait(kNoThrow);
         continue;
       }
-      asio::co_spawn(self->acceptor.get_executor(),
-                     Serve(self, beast::tcp_stream(std::move(socket))), Rethrow);
+      auto executor = self->acceptor.get_executor();
+      beast::tcp_stream stream(std::move(socket));
+      if (self->options.tls) {
+        asio::co_spawn(executor, Serve(self, TlsStream(std::move(stream), *self->options.tls)),
+                       Rethrow);
+      } else {
+        asio::co_spawn(executor, Serve(self, std::move(stream)), Rethrow);
+      }
     }
   }
 
-  static asio::awaitable<void> Serve(std::shared_ptr<State> self, beast::tcp_stream stream) {
+  // One connection, plain (beast::tcp_stream) or TLS (TlsStream).
+  template <class Stream>
+  static asio::awaitable<void> Serve(std::shared_ptr<State> self, Stream stream) {
+    constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+    beast::tcp_stream& lowest = beast::get_lowest_layer(stream);
     const uint64_t id = self->next++;
-    self->open[id] = &stream;
+    self->open[id] = &lowest;
+    if constexpr (kTls) {
+      lowest.expires_after(kIdle);
+      auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kNoThrow);
+      if (ec || self->stopped) {
+        self->open.erase(id);
+        co_return;
+      }
+    }
     beast::flat_buffer buffer;
     while (!self->stopped) {
-      stream.expires_after(kIdle);
+      lowest.expires_after(kIdle);
       detail::RequestParser parser;
       detail::Bound(parser, self->options.max_body);
       auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
@@ -88,8 +112,15 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
       auto [wec, written] = co_await http::async_write(stream, response, kNoThrow);
       if (wec || !response.keep_alive()) break;
     }
-    beast::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if constexpr (kTls) {
+      if (!self->stopped) {
+        lowest.expires_after(std::chrono::seconds(5));
+        (void)co_await stream.async_shutdown(kNoThrow);
+      }
+    } else {
+      beast::error_code ignored;
+      stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
     self->open.erase(id);
   }
 };

@@ -8,10 +8,14 @@
 
 #include "admin/router.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace aweft::admin {
 
 // A small HTTP/1.1 server (Boost.Beast, in http_server.cc only) that hands
-// every request to `handler` and writes what it returns. Keep-alive, a
+// every request to `handler` and writes what it returns, over TCP or TLS. Keep-alive, a
 // bounded body, idle connections closed after 30 s. Lives on the executor's
 // thread, so the handler runs there too, one request at a time.
 class HttpServer {
@@ -22,6 +26,8 @@ class HttpServer {
     // The largest request body read; a larger one is answered 413.
     // Default: 64 MiB.
     size_t max_body = 64 << 20;
+    // When set (sync::ServerTls), every connection is HTTPS. Default: null.
+    std::shared_ptr<boost::asio::ssl::context> tls;
   };
 
   // Binds `address`:`port` (0 picks one) and starts accepting. Throws

@@ -105,8 +105,7 @@ std::vector<admin::Check> NodeAdmin::Readiness() {
   checks.push_back({"store", node_.store_ != nullptr, "open at " + node_.config_.data + "/store"});
   checks.push_back({"listener", node_.listener_ && !node_.stopping_,
                     node_.stopping_ ? "shutting down"
-                                    : "ws://" + HostPort(node_.config_.listen, "listen").first +
-                                          ":" + std::to_string(node_.port()) + "/"});
+                                    : node_.url()});
   size_t linked = 0;
   std::string missing;
   for (const auto& upstream : node_.upstreams_) {
@@ -155,6 +154,21 @@ json::object NodeAdmin::Config() const {
           {"documents", json::object{{"idle_evict_seconds", c.idle_evict.count()},
                                      {"create", Texts(c.create)},
                                      {"max_frame_bytes", c.max_frame_bytes}}},
+          {"limits", json::object{{"max_commit_bytes", c.limits.max_commit_bytes},
+                                  {"max_deltas_per_commit", c.limits.max_deltas_per_commit},
+                                  {"max_topics_per_link", c.limits.max_topics_per_link},
+                                  {"max_documents", c.limits.max_documents},
+                                  {"max_requests_in_flight", c.limits.max_requests_in_flight},
+                                  {"max_text_bytes", c.limits.max_text_bytes},
+                                  {"max_http_body_bytes", c.limits.max_http_body_bytes},
+                                  {"max_connections_per_address",
+                                   c.limits.max_connections_per_address},
+                                  {"send_queue_bytes", c.limits.send_queue_bytes},
+                                  {"idle_timeout_seconds", c.limits.idle_timeout.count()}}},
+          // Paths only: the key itself never leaves its file.
+          {"tls", json::object{{"cert_file", c.tls.cert_file},
+                               {"key_file", c.tls.key_file},
+                               {"ca_file", c.tls.ca_file}}},
           {"tokens", std::move(tokens)},
           {"upstreams", std::move(upstreams)}};
 }
@@ -171,8 +185,7 @@ json::object NodeAdmin::NodeInfo() {
   return {{"id", node_.config_.node_id},
           {"version", AWEFT_VERSION},
           {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
-          {"listen", "ws://" + HostPort(node_.config_.listen, "listen").first + ":" +
-                         std::to_string(node_.port()) + "/"},
+          {"listen", node_.url()},
           {"config", Config()},
           {"upstreams", std::move(upstreams)}};
 }

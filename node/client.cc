@@ -140,6 +140,7 @@ void Client::Connect() {
   if (closed_) return;
   sync::WebSocketChannel::Options options;
   options.bearer = options_.token;
+  options.tls = options_.tls;
   channel_ = sync::WebSocketChannel::Dial(executor_, scheduler_, options_.url, options);
   link_ = std::make_unique<sync::Link>(*channel_, links_);
   auto requests = sync::Requests::Open(*channel_, executor_);

@@ -36,8 +36,11 @@ namespace aweft {
 class Client {
  public:
   struct Options {
-    std::string url;     // ws://host:port/
+    std::string url;     // ws://host:port/, or wss:// for TLS
     std::string token;   // Bearer token, when the node wants one.
+    // wss://: what the node's certificate is checked against
+    // (sync::ClientTls). Default: null, the system's trusted certificates.
+    std::shared_ptr<boost::asio::ssl::context> tls;
     // Reconnect delays: doubling from `backoff_min` up to `backoff_max`, each
     // drawn between half and all of that. Default: 50 ms, 5 s.
     std::chrono::milliseconds backoff_min{50};

@@ -115,6 +115,14 @@ void Apply(const toml::table& root, Config& config) {
     } else if (key == "limits") {
       if (!value.is_table()) Bad(key, "must be a table");
       ApplyLimits(*value.as_table(), config.limits);
+    } else if (key == "tls") {
+      if (!value.is_table()) Bad(key, "must be a table");
+      EachKey(*value.as_table(), "tls.", [&](const std::string& k, const toml::node& v) {
+        if (k == "tls.cert_file") config.tls.cert_file = Text(v, k);
+        else if (k == "tls.key_file") config.tls.key_file = Text(v, k);
+        else if (k == "tls.ca_file") config.tls.ca_file = Text(v, k);
+        else Bad(k, "is not a setting");
+      });
     } else if (key == "documents") {
       if (!value.is_table()) Bad(key, "must be a table");
       EachKey(*value.as_table(), "documents.", [&](const std::string& k, const toml::node& v) {
@@ -154,7 +162,8 @@ void Apply(const toml::table& root, Config& config) {
             else if (k == at + ".token") upstream.token = Text(v, k);
             else Bad(k, "is not a setting");
           });
-          if (upstream.url.rfind("ws://", 0) != 0) Bad(at + ".url", "must be a ws:// URL");
+          if (upstream.url.rfind("ws://", 0) != 0 && upstream.url.rfind("wss://", 0) != 0)
+            Bad(at + ".url", "must be a ws:// or wss:// URL");
           config.upstreams.push_back(std::move(upstream));
         }
       }
@@ -223,6 +232,9 @@ http://127.0.0.1:7421/.
   --node-id ID         this node's id                     (node_id)
   --durability MODE    sync, wal or none                  (storage.durability)
   --upstream URL       a node to dial and share with      ([[upstreams]] url)
+  --tls-cert FILE      serve wss:// and https:// with it  (tls.cert_file)
+  --tls-key FILE       the certificate's private key      (tls.key_file)
+  --tls-ca FILE        trusted for wss:// upstreams       (tls.ca_file)
   --set KEY=VALUE      any setting, as in the file: --set storage.history_commits=500
   --help, --version
 
@@ -278,6 +290,9 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
     else if (flag == "--log-level") snippet = "log_level = " + quote(value);
     else if (flag == "--node-id") snippet = "node_id = " + quote(value);
     else if (flag == "--durability") snippet = "storage.durability = " + quote(value);
+    else if (flag == "--tls-cert") snippet = "tls.cert_file = " + quote(value);
+    else if (flag == "--tls-key") snippet = "tls.key_file = " + quote(value);
+    else if (flag == "--tls-ca") snippet = "tls.ca_file = " + quote(value);
     else if (flag == "--upstream") snippet = "[[upstreams]]\nurl = " + quote(value);
     else if (flag == "--set") {
       const size_t eq = value.find('=');
@@ -292,6 +307,11 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
       throw ConfigError("config: '" + flag + "' is not a flag. See --help.");
     }
     Apply(Parse(snippet, flag), config);
+  }
+  if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
+    throw ConfigError(
+        "config: tls.cert_file and tls.key_file go together: give both (to serve TLS) or "
+        "neither");
   }
   return config;
 }

@@ -25,7 +25,7 @@ struct Token {
 
 // A node this one dials and shares its documents with.
 struct Upstream {
-  std::string url;                        // ws://host:port/
+  std::string url;                        // ws://host:port/ or wss://
   std::vector<std::string> names{"*"};    // Which documents go there.
   std::string token;                      // Sent as a bearer token.
 };
@@ -43,6 +43,14 @@ struct Limits {
   uint64_t max_connections_per_address = 4096;  // limits.max_connections_per_address
   uint64_t send_queue_bytes = 8 << 20;          // limits.send_queue_bytes: per link, unsent
   std::chrono::seconds idle_timeout{60};        // limits.idle_timeout_seconds: ping at half
+};
+
+// TLS for the WebSocket port and the admin endpoint (docs/node.md "TLS").
+struct Tls {
+  std::string cert_file;  // tls.cert_file: PEM chain; with key_file, serve wss:// and https://
+  std::string key_file;   // tls.key_file: PEM private key of cert_file
+  std::string ca_file;    // tls.ca_file: PEM, trusted for wss:// upstreams (empty: system's)
+  bool serving() const { return !cert_file.empty(); }
 };
 
 // Every setting of aweft-node, with its default: the node runs with none
@@ -63,6 +71,7 @@ struct Config {
   uint64_t max_frame_bytes = 16 << 20;      // documents.max_frame_bytes
 
   Limits limits;                            // [limits]
+  Tls tls;                                  // [tls]
 
   std::vector<Token> tokens;                // [[tokens]]
   std::vector<Upstream> upstreams;          // [[upstreams]]

@@ -40,13 +40,12 @@ int main(int argc, char** argv) {
     // Scripts and tests read these lines to learn the ports: the admin
     // endpoint's first (when it is on), so that it is out once "listening" is.
     if (node.admin_port() != 0) {
-      std::cout << "aweft-node " AWEFT_VERSION " admin http://"
+      std::cout << "aweft-node " AWEFT_VERSION " admin "
+                << (config.tls.serving() ? "https://" : "http://")
                 << aweft::node::HostPort(config.admin, "admin").first << ":" << node.admin_port()
                 << "/\n";
     }
-    std::cout << "aweft-node " AWEFT_VERSION " listening ws://"
-              << aweft::node::HostPort(config.listen, "listen").first << ":" << node.port()
-              << "/" << std::endl;
+    std::cout << "aweft-node " AWEFT_VERSION " listening " << node.url() << std::endl;
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](boost::system::error_code ec, int) {
       if (ec) return;

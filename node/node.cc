@@ -12,6 +12,7 @@
 #include "codec/id.h"
 #include "sync/random.h"
 #include "sync/requests.h"
+#include "sync/tls.h"
 
 namespace aweft::node {
 
@@ -100,6 +101,22 @@ Node::Node(Config config, asio::io_context& io)
   options.max_queued_bytes = config_.limits.send_queue_bytes;
   options.idle_timeout = config_.limits.idle_timeout;
   options.max_text = config_.limits.max_text_bytes;
+  if (config_.tls.serving()) {
+    try {
+      server_tls_ = sync::ServerTls(config_.tls.cert_file, config_.tls.key_file);
+    } catch (const sync::TlsError& e) {
+      throw ConfigError(std::string("config: ") + e.what());
+    }
+    options.tls = server_tls_;
+  }
+  std::shared_ptr<boost::asio::ssl::context> upstream_tls;
+  if (!config_.tls.ca_file.empty()) {
+    try {
+      upstream_tls = sync::ClientTls(config_.tls.ca_file);
+    } catch (const sync::TlsError& e) {
+      throw ConfigError(std::string("config: ") + e.what());
+    }
+  }
   stored_documents_ = store_->List().size();
   listener_ = std::make_unique<sync::WebSocketListener>(
       io.get_executor(), channel_scheduler_, host, port,
@@ -115,6 +132,7 @@ Node::Node(Config config, asio::io_context& io)
     Client::Options options;
     options.url = upstream.url;
     options.token = upstream.token;
+    options.tls = upstream_tls;
     options.link_scheduler = link_scheduler_.get();  // Stored before sent upstream too.
     options.mark = [this](const std::string& name) { return store_->Head(name); };
     options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
@@ -138,6 +156,11 @@ Node::Node(Config config, asio::io_context& io)
   }
 }
 
+std::string Node::url() const {
+  return std::string(config_.tls.serving() ? "wss://" : "ws://") +
+         HostPort(config_.listen, "listen").first + ":" + std::to_string(port()) + "/";
+}
+
 void Node::StartAdmin() {
   if (config_.admin == "off") return;
   auto [host, port] = HostPort(config_.admin, "admin");
@@ -152,7 +175,7 @@ void Node::StartAdmin() {
     admin_server_ = std::make_unique<admin::HttpServer>(
         io_.get_executor(), host, port,
         [this](const admin::Request& request) { return router_->Handle(request); },
-        admin::HttpServer::Options{config_.limits.max_http_body_bytes});
+        admin::HttpServer::Options{config_.limits.max_http_body_bytes, server_tls_});
   } catch (const boost::system::system_error& e) {
     throw ConfigError("config: 'admin' is " + config_.admin + ", which cannot be served: " +
                       e.code().message() +

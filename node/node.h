@@ -37,6 +37,8 @@ class Node {
 
   // The port links are served on (useful with port 0).
   uint16_t port() const { return listener_->port(); }
+  // Where links reach it: ws://HOST:PORT/, or wss:// with TLS.
+  std::string url() const;
   // The admin endpoint's port; 0 when `admin` is off.
   uint16_t admin_port() const { return admin_server_ ? admin_server_->port() : 0; }
   const std::string& id() const { return config_.node_id; }
@@ -109,6 +111,9 @@ class Node {
   std::unique_ptr<storage::Store> store_;
   sync::AsioScheduler channel_scheduler_;
   std::unique_ptr<DurableScheduler> link_scheduler_;
+  // The TLS context the listener and the admin endpoint serve with (null:
+  // plain); declared before both, which use it.
+  std::shared_ptr<boost::asio::ssl::context> server_tls_;
   std::unique_ptr<sync::WebSocketListener> listener_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t next_connection_ = 1;

@@ -1,16 +1,20 @@
 // The WebSocket channel: the one place the link meets Boost.Beast. A Session
-// owns the socket and runs two loops (read, write) as coroutines on the
-// socket's executor; the channel hands it frames and hears what arrives.
+// owns the socket (plain TCP or TLS) and runs two loops (read, write) as
+// coroutines on the socket's executor; the channel hands it frames and hears
+// what arrives.
 
 #include "sync/websocket.h"
 
 #include <deque>
 #include <exception>
+#include <type_traits>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -18,13 +22,18 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <boost/beast/websocket/stream.hpp>
+
+#include "sync/tls.h"
 
 namespace aweft::sync {
 namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
+namespace ssl = boost::asio::ssl;
 namespace websocket = boost::beast::websocket;
 using tcp = asio::ip::tcp;
 
@@ -37,59 +46,19 @@ void Rethrow(std::exception_ptr e) {
 
 }  // namespace
 
+// What a session does that does not depend on its stream: the outbox, the
+// closing and ending, the deadline for last frames.
 class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
  public:
-  using Stream = websocket::stream<beast::tcp_stream>;
-
-  Session(Stream stream, const Options& options, beast::role_type role)
+  Session(asio::any_io_executor executor, const Options& options)
       : options(options),
-        stream_(std::move(stream)),
-        wake_(stream_.get_executor(), asio::steady_timer::time_point::max()),
-        deadline_(stream_.get_executor()) {
-    stream_.read_message_max(options.max_message);
-    stream_.binary(true);
-    websocket::stream_base::timeout timeout = websocket::stream_base::timeout::suggested(role);
-    if (options.idle_timeout.count() > 0) {
-      timeout.idle_timeout = options.idle_timeout;
-      timeout.keep_alive_pings = true;  // A ping at half the idle time.
-    } else {
-      timeout.idle_timeout = websocket::stream_base::none();
-    }
-    stream_.set_option(timeout);
-  }
+        wake_(executor, asio::steady_timer::time_point::max()),
+        deadline_(executor) {}
+  virtual ~Session() = default;
 
   const Options options;
   WebSocketChannel* owner = nullptr;  // Cleared when the channel goes.
   Traffic traffic;
-
-  // Starts the loops on an open connection.
-  void Start() {
-    open_ = true;
-    // Frames are small and batched already: don't let Nagle hold them back.
-    beast::error_code ignored;
-    beast::get_lowest_layer(stream_).socket().set_option(tcp::no_delay(true), ignored);
-    asio::co_spawn(stream_.get_executor(), ReadLoop(shared_from_this()), Rethrow);
-    asio::co_spawn(stream_.get_executor(), WriteLoop(shared_from_this()), Rethrow);
-  }
-
-  static asio::awaitable<void> Dial(std::shared_ptr<Session> self, std::string host,
-                                    std::string port, std::string path, std::string bearer) {
-    if (!bearer.empty()) {
-      self->stream_.set_option(websocket::stream_base::decorator(
-          [bearer](websocket::request_type& request) {
-            request.set(beast::http::field::authorization, "Bearer " + bearer);
-          }));
-    }
-    tcp::resolver resolver(self->stream_.get_executor());
-    auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kNoThrow);
-    if (rec) co_return self->Fail("cannot resolve " + host + ": " + rec.message());
-    auto [cec, endpoint] =
-        co_await beast::get_lowest_layer(self->stream_).async_connect(endpoints, kNoThrow);
-    if (cec) co_return self->Fail("cannot connect to " + host + ":" + port + ": " + cec.message());
-    auto [hec] = co_await self->stream_.async_handshake(host + ":" + port, path, kNoThrow);
-    if (hec) co_return self->Fail("the WebSocket handshake failed: " + hec.message());
-    self->Start();
-  }
 
   // Queues a message. False, queuing nothing, when it would pass
   // max_queued_bytes.
@@ -138,15 +107,21 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     closing_ = true;
     if (!ended_) {
       ended_ = true;
-      beast::error_code ignored;
-      beast::get_lowest_layer(stream_).socket().close(ignored);
+      CloseSocket();
       wake_.cancel();
       deadline_.cancel();
       if (owner) owner->OnEnd(std::move(reason));
     }
   }
 
- private:
+ protected:
+  virtual void CloseSocket() = 0;
+
+  // Hands an arrived message to the channel, if it is still there.
+  void Deliver(bool binary, std::string bytes) {
+    if (owner) owner->OnMessage(binary, std::move(bytes));
+  }
+
   void ArmDeadline() {
     deadline_.expires_after(std::chrono::seconds(5));
     deadline_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
@@ -154,7 +129,93 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  static asio::awaitable<void> ReadLoop(std::shared_ptr<Session> self) {
+  asio::steady_timer wake_, deadline_;
+  std::deque<std::pair<bool, std::string>> outbox_;
+  bool open_ = false, closing_ = false, ended_ = false;
+  bool writing_ = false;  // outbox_.front() is being written.
+};
+
+namespace {
+
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// A session over a plain TCP stream (Next = beast::tcp_stream) or a TLS
+// one (TlsStream): the socket and its two loops.
+template <class Next>
+class StreamSession final : public WebSocketChannel::Session {
+ public:
+  using Stream = websocket::stream<Next>;
+  static constexpr bool kTls = std::is_same_v<Next, TlsStream>;
+
+  // `tls` is the context `stream` was made with (null for plain).
+  StreamSession(std::shared_ptr<ssl::context> tls, Stream stream,
+                const WebSocketChannel::Options& options, beast::role_type role)
+      : Session(stream.get_executor(), options), tls_(std::move(tls)), stream_(std::move(stream)) {
+    stream_.read_message_max(options.max_message);
+    stream_.binary(true);
+    websocket::stream_base::timeout timeout = websocket::stream_base::timeout::suggested(role);
+    if (options.idle_timeout.count() > 0) {
+      timeout.idle_timeout = options.idle_timeout;
+      timeout.keep_alive_pings = true;  // A ping at half the idle time.
+    } else {
+      timeout.idle_timeout = websocket::stream_base::none();
+    }
+    stream_.set_option(timeout);
+  }
+
+  // Starts the loops on an open connection.
+  void Start() {
+    open_ = true;
+    // Frames are small and batched already: don't let Nagle hold them back.
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().set_option(tcp::no_delay(true), ignored);
+    auto self = std::static_pointer_cast<StreamSession>(shared_from_this());
+    asio::co_spawn(stream_.get_executor(), ReadLoop(self), Rethrow);
+    asio::co_spawn(stream_.get_executor(), WriteLoop(self), Rethrow);
+  }
+
+  static asio::awaitable<void> Dial(std::shared_ptr<StreamSession> self, std::string host,
+                                    std::string port, std::string path, std::string bearer) {
+    if (!bearer.empty()) {
+      self->stream_.set_option(websocket::stream_base::decorator(
+          [bearer](websocket::request_type& request) {
+            request.set(beast::http::field::authorization, "Bearer " + bearer);
+          }));
+    }
+    tcp::resolver resolver(self->stream_.get_executor());
+    auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kNoThrow);
+    if (rec) co_return self->Fail("cannot resolve " + host + ": " + rec.message());
+    auto& lowest = beast::get_lowest_layer(self->stream_);
+    auto [cec, endpoint] = co_await lowest.async_connect(endpoints, kNoThrow);
+    if (cec) co_return self->Fail("cannot connect to " + host + ":" + port + ": " + cec.message());
+    if constexpr (kTls) {
+      TlsStream& tls = self->stream_.next_layer();
+      // The name to present (SNI) and to find in the certificate; an IP
+      // address is matched as one and not sent as a name.
+      boost::system::error_code not_ip;
+      asio::ip::make_address(host, not_ip);
+      if (not_ip) SSL_set_tlsext_host_name(tls.native_handle(), host.c_str());
+      tls.set_verify_callback(ssl::host_name_verification(host));
+      lowest.expires_after(std::chrono::seconds(30));
+      auto [tec] = co_await tls.async_handshake(ssl::stream_base::client, kNoThrow);
+      lowest.expires_never();
+      if (tec) {
+        co_return self->Fail("the TLS handshake with " + host + ":" + port +
+                             " failed: " + tec.message());
+      }
+    }
+    auto [hec] = co_await self->stream_.async_handshake(host + ":" + port, path, kNoThrow);
+    if (hec) co_return self->Fail("the WebSocket handshake failed: " + hec.message());
+    self->Start();
+  }
+
+ private:
+  void CloseSocket() override {
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().close(ignored);
+  }
+
+  static asio::awaitable<void> ReadLoop(std::shared_ptr<StreamSession> self) {
     beast::flat_buffer buffer;
     while (!self->ended_) {
       auto [ec, n] = co_await self->stream_.async_read(buffer, kNoThrow);
@@ -174,11 +235,11 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
       std::string bytes = beast::buffers_to_string(buffer.data());
       buffer.consume(n);
       self->traffic.bytes_in += bytes.size();
-      if (self->owner) self->owner->OnMessage(binary, std::move(bytes));
+      self->Deliver(binary, std::move(bytes));
     }
   }
 
-  static asio::awaitable<void> WriteLoop(std::shared_ptr<Session> self) {
+  static asio::awaitable<void> WriteLoop(std::shared_ptr<StreamSession> self) {
     while (!self->ended_) {
       if (self->outbox_.empty()) {
         if (self->closing_) {
@@ -204,12 +265,26 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     }
   }
 
+  std::shared_ptr<ssl::context> tls_;  // Outlives stream_, which uses it.
   Stream stream_;
-  asio::steady_timer wake_, deadline_;
-  std::deque<std::pair<bool, std::string>> outbox_;
-  bool open_ = false, closing_ = false, ended_ = false;
-  bool writing_ = false;  // outbox_.front() is being written.
 };
+
+// The context wss:// URLs are verified with when the options give none: the
+// system's trusted certificates.
+std::shared_ptr<ssl::context> SystemTls() {
+  static const std::shared_ptr<ssl::context> context = [] {
+    try {
+      return ClientTls("");
+    } catch (const TlsError&) {  // No store: every handshake fails, and says so.
+      auto bare = std::make_shared<ssl::context>(ssl::context::tls_client);
+      bare->set_verify_mode(ssl::verify_peer);
+      return bare;
+    }
+  }();
+  return context;
+}
+
+}  // namespace
 
 WebSocketChannel::WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session> session)
     : ChannelBase(scheduler), session_(std::move(session)) {
@@ -222,18 +297,30 @@ std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor e
                                                          Scheduler& scheduler,
                                                          const std::string& url,
                                                          Options options) {
-  // ws://host:port/path
-  std::string rest = url.rfind("ws://", 0) == 0 ? url.substr(5) : url;
+  // ws://host:port/path or wss://host:port/path
+  const bool tls = url.rfind("wss://", 0) == 0;
+  std::string rest = tls ? url.substr(6) : url.rfind("ws://", 0) == 0 ? url.substr(5) : url;
   const size_t slash = rest.find('/');
   std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
   std::string authority = rest.substr(0, slash);
   const size_t colon = authority.rfind(':');
   std::string host = authority.substr(0, colon);
-  std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
-  auto session =
-      std::make_shared<Session>(Session::Stream(executor), options, beast::role_type::client);
+  std::string port = colon != std::string::npos ? authority.substr(colon + 1) : tls ? "443" : "80";
+  const std::string bearer = options.bearer;
+  if (!tls) {
+    using Plain = StreamSession<beast::tcp_stream>;
+    auto session = std::make_shared<Plain>(nullptr, Plain::Stream(executor), options,
+                                           beast::role_type::client);
+    auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
+    asio::co_spawn(executor, Plain::Dial(session, host, port, path, bearer), Rethrow);
+    return channel;
+  }
+  using Tls = StreamSession<TlsStream>;
+  auto context = options.tls ? options.tls : SystemTls();
+  auto session = std::make_shared<Tls>(context, Tls::Stream(executor, *context), options,
+                                       beast::role_type::client);
   auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
-  asio::co_spawn(executor, Session::Dial(session, host, port, path, options.bearer), Rethrow);
+  asio::co_spawn(executor, Tls::Dial(session, host, port, path, bearer), Rethrow);
   return channel;
 }
 
@@ -306,30 +393,47 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         if (self->stopped || ec == asio::error::operation_aborted) break;
         continue;  // One failed accept does not end the listener.
       }
-      asio::co_spawn(self->acceptor.get_executor(), Handshake(self, std::move(socket)), Rethrow);
+      auto executor = self->acceptor.get_executor();
+      if (self->options.tls) {
+        asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket)), Rethrow);
+      } else {
+        asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket)), Rethrow);
+      }
     }
   }
 
+  template <class Next>
   static asio::awaitable<void> Handshake(std::shared_ptr<State> self, tcp::socket socket) {
+    using Session = StreamSession<Next>;
     beast::error_code ignored;
     const auto peer = socket.remote_endpoint(ignored);
-    WebSocketChannel::Session::Stream stream(std::move(socket));
+    auto stream = [&] {
+      if constexpr (Session::kTls) {
+        return typename Session::Stream(beast::tcp_stream(std::move(socket)), *self->options.tls);
+      } else {
+        return typename Session::Stream(beast::tcp_stream(std::move(socket)));
+      }
+    }();
+    auto& lowest = beast::get_lowest_layer(stream);
+    lowest.expires_after(std::chrono::seconds(10));
+    if constexpr (Session::kTls) {
+      auto [tec] = co_await stream.next_layer().async_handshake(ssl::stream_base::server, kNoThrow);
+      if (tec || self->stopped) co_return;
+    }
     // Read the upgrade request ourselves, to keep its target and headers.
     beast::flat_buffer buffer;
     beast::http::request<beast::http::string_body> request;
-    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
-    auto [rec, rn] = co_await beast::http::async_read(beast::get_lowest_layer(stream), buffer,
-                                                      request, kNoThrow);
+    auto [rec, rn] = co_await beast::http::async_read(stream.next_layer(), buffer, request, kNoThrow);
     if (rec || self->stopped || !websocket::is_upgrade(request)) co_return;
-    beast::get_lowest_layer(stream).expires_never();
+    lowest.expires_never();
     auto [ec] = co_await stream.async_accept(request, kNoThrow);
     if (ec || self->stopped) co_return;
     WebSocketChannel::Handshake handshake{
         std::string(request.target()),
         std::string(request[beast::http::field::authorization]),
         peer.address().to_string() + ":" + std::to_string(peer.port())};
-    auto session = std::make_shared<WebSocketChannel::Session>(
-        std::move(stream), self->options, beast::role_type::server);
+    auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
+                                             beast::role_type::server);
     auto channel = std::make_unique<WebSocketChannel>(self->scheduler, session);
     channel->set_handshake(std::move(handshake));
     session->Start();

@@ -11,6 +11,10 @@
 #include "sync/asio_scheduler.h"
 #include "sync/channel.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace aweft::sync {
 
 // A channel over one WebSocket connection (Boost.Beast), for the dialing and
@@ -41,6 +45,11 @@ class WebSocketChannel : public ChannelBase {
     // The largest text message taken; a larger one ends the connection
     // with a fault `limit`. 0: up to max_message. Default: 0.
     size_t max_text = 0;
+    // TLS (sync/tls.h). Dialing: what a wss:// URL's certificate is checked
+    // against (a ClientTls context); null: the system's trusted
+    // certificates. Listening: when set (a ServerTls context), every
+    // connection is TLS (wss://). Default: null.
+    std::shared_ptr<boost::asio::ssl::context> tls;
   };
 
   // The accepting end's view of the upgrade request that opened it.
@@ -50,7 +59,7 @@ class WebSocketChannel : public ChannelBase {
     std::string remote;         // The peer's address and port.
   };
 
-  // Dials `url` (ws://host:port/path).
+  // Dials `url` (ws://host:port/path, or wss:// for TLS).
   static std::unique_ptr<WebSocketChannel> Dial(boost::asio::any_io_executor executor,
                                                 Scheduler& scheduler,
                                                 const std::string& url,
@@ -105,8 +114,9 @@ class WebSocketChannel : public ChannelBase {
   Handshake handshake_;
 };
 
-// Accepts WebSocket connections on `port` of 127.0.0.1 (0 picks one) and
-// hands each to `on_channel` once its handshake is done.
+// Accepts WebSocket connections on `port` of `address` (0 picks one) and
+// hands each to `on_channel` once its handshake is done (TLS first, when
+// options.tls is set).
 class WebSocketListener {
  public:
   WebSocketListener(boost::asio::any_io_executor executor, Scheduler& scheduler,

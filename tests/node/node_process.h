@@ -70,13 +70,20 @@ class NodeProcess {
     char line[512];
     while (fgets(line, sizeof line, output_)) {
       std::string text(line);
-      if (const size_t admin = text.find(" admin http://127.0.0.1:"); admin != std::string::npos) {
-        admin_port_ = static_cast<uint16_t>(std::stoi(text.substr(admin + 24)));
-      }
-      const size_t at = text.find("listening ws://127.0.0.1:");
+      // "... admin http://127.0.0.1:P/" then "... listening ws://127.0.0.1:P/"
+      // (https:// and wss:// with TLS).
+      const std::string host = "://127.0.0.1:";
+      const size_t at = text.find(host);
       if (at == std::string::npos) continue;
-      port_ = static_cast<uint16_t>(std::stoi(text.substr(at + 25)));
-      return port_;
+      const uint16_t found = static_cast<uint16_t>(std::stoi(text.substr(at + host.size())));
+      if (text.find(" admin http") != std::string::npos) {
+        admin_port_ = found;
+        admin_scheme_ = text.find(" admin https://") != std::string::npos ? "https" : "http";
+      } else if (text.find(" listening ws") != std::string::npos) {
+        port_ = found;
+        scheme_ = text.find(" listening wss://") != std::string::npos ? "wss" : "ws";
+        return port_;
+      }
     }
     throw std::runtime_error("aweft-node did not start");
   }
@@ -114,8 +121,10 @@ class NodeProcess {
   uint16_t port() const { return port_; }
   pid_t pid() const { return pid_; }
   uint16_t admin_port() const { return admin_port_; }
-  std::string admin_url() const { return "http://127.0.0.1:" + std::to_string(admin_port_); }
-  std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_) + "/"; }
+  std::string admin_url() const {
+    return admin_scheme_ + "://127.0.0.1:" + std::to_string(admin_port_);
+  }
+  std::string url() const { return scheme_ + "://127.0.0.1:" + std::to_string(port_) + "/"; }
 
  private:
   std::string data_;
@@ -124,6 +133,7 @@ class NodeProcess {
   FILE* output_ = nullptr;
   uint16_t port_ = 0;
   uint16_t admin_port_ = 0;
+  std::string scheme_ = "ws", admin_scheme_ = "http";
 };
 
 // A client: a WebSocket channel and a link on the test's io_context.
