@@ -54,6 +54,8 @@ int StatusOf(codec::Reason reason) {
       return 403;
     case codec::Reason::kLimit:
       return 429;
+    case codec::Reason::kUnavailable:
+      return 503;
     default:
       return 400;
   }

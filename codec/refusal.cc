@@ -66,6 +66,7 @@ std::string_view Name(Reason reason) {
     case Reason::kForbidden:           return "forbidden";
     case Reason::kLimit:               return "limit";
     case Reason::kInvalidName:         return "invalid-name";
+    case Reason::kUnavailable:         return "unavailable";
   }
   return "unknown-reason";  // Unreachable: -Wswitch flags a missing case.
 }
@@ -196,6 +197,8 @@ std::string_view Fix(Reason reason) {
       return "Send less at once, or raise the configured limit.";
     case Reason::kInvalidName:
       return "Use a document name the node accepts.";
+    case Reason::kUnavailable:
+      return "Write again later: the node stores nothing until its disk takes writes again.";
   }
   return "Report this as a bug.";  // Unreachable: -Wswitch flags a missing
                                    // case.

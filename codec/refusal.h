@@ -79,6 +79,7 @@ enum class Reason {
   kForbidden,
   kLimit,
   kInvalidName,
+  kUnavailable,  // The node cannot store now (a full or read-only disk).
 };
 
 // Returns the spec's spelling of `reason`, e.g. "non-canonical-integer".

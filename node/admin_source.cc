@@ -69,6 +69,8 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
           m.Gauge("aweft_links_open", "Links open now, by kind (client or peer node).", {"kind"})),
       loaded(m.Gauge("aweft_documents_loaded", "Documents loaded in memory now.")),
       stored(m.Gauge("aweft_documents_stored", "Documents in the store.")),
+      stalled(m.Gauge("aweft_storage_stalled",
+                      "1 while the disk fails writes and they are retried, else 0.")),
       sync_seconds(m.Histogram("aweft_store_sync_duration_seconds",
                                "Time to write and sync one batch of commits (group commit), "
                                "snapshots it triggers included.",
@@ -102,7 +104,8 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
 
 std::vector<admin::Check> NodeAdmin::Readiness() {
   std::vector<admin::Check> checks;
-  checks.push_back({"store", node_.store_ != nullptr, "open at " + node_.config_.data + "/store"});
+  const auto why = node_.Unavailable();
+  checks.push_back({"store", !why, why ? *why : "open at " + node_.config_.data + "/store"});
   checks.push_back({"listener", node_.listener_ && !node_.stopping_,
                     node_.stopping_ ? "shutting down"
                                     : node_.url()});
@@ -305,6 +308,7 @@ admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) 
 }
 
 admin::Answer NodeAdmin::Snapshot(std::string_view name) {
+  if (auto why = node_.Unavailable()) return Refusal{Reason::kUnavailable, *why};
   if (auto taken = node_.store_->Snapshot(name); !taken) return taken.error();
   auto info = node_.store_->Info(name);
   if (!info)
@@ -313,6 +317,7 @@ admin::Answer NodeAdmin::Snapshot(std::string_view name) {
 }
 
 admin::Answer NodeAdmin::Remove(std::string_view name) {
+  if (auto why = node_.Unavailable()) return Refusal{Reason::kUnavailable, *why};
   auto loaded = node_.loaded_.find(name);
   if (loaded != node_.loaded_.end()) {
     if (loaded->second.shares > 0) {
@@ -406,6 +411,7 @@ void NodeAdmin::CollectMetrics() {
   m.links.Set(static_cast<double>(peers), {"peer"});
   m.loaded.Set(static_cast<double>(node_.loaded_.size()));
   m.stored.Set(static_cast<double>(node_.store_->List().size()));
+  m.stalled.Set(node_.Unavailable() ? 1 : 0);
 
   const storage::StoreStats store = node_.store_->Stats(/*with_rocksdb=*/true);
   m.store_commits.Set(static_cast<double>(store.commits_written));

@@ -29,6 +29,7 @@ struct NodeMetrics {
   admin::Family& links;          // aweft_links_open{kind}
   admin::Family& loaded;         // aweft_documents_loaded
   admin::Family& stored;         // aweft_documents_stored
+  admin::Family& stalled;        // aweft_storage_stalled
   admin::Family& sync_seconds;   // aweft_store_sync_duration_seconds
   admin::Family& sync_commits;   // aweft_store_sync_batch_commits
   admin::Family& store_commits;  // aweft_store_commits_written_total

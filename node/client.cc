@@ -281,7 +281,11 @@ void Client::Confirm() {
   if (confirm_posted_ || closed_) return;
   confirm_posted_ = true;
   std::weak_ptr<Client*> self = self_;
-  confirm_.expires_after(options_.confirm_every);
+  // After a refusal, ask again in a second rather than at the usual pace.
+  confirm_.expires_after(confirm_error_.empty()
+                             ? options_.confirm_every
+                             : std::max<std::chrono::milliseconds>(options_.confirm_every,
+                                                                   std::chrono::seconds(1)));
   confirm_.async_wait([self](boost::system::error_code ec) {
     auto alive = self.lock();
     if (ec || !alive || !*alive) return;
@@ -308,7 +312,11 @@ void Client::Confirm() {
         if (!b || !*b) return;
         Client& d = **b;
         d.asking_ = false;
-        if (!answer) return;
+        if (!answer) {
+          d.confirm_error_ = answer.error().reason + ": " + answer.error().message;
+          return d.Confirm();
+        }
+        d.confirm_error_.clear();
         bool more = false;
         for (auto& [name, entry] : d.entries_) {
           auto mark = marks.find(name);

@@ -96,6 +96,10 @@ class Client {
   bool connected() const { return link_ != nullptr && live_; }
   // Commits of `name` the node has not yet confirmed durable.
   size_t unconfirmed(const std::string& name) const;
+  // Why the node last declined to confirm ("unavailable: the node cannot
+  // store writes now (...)"); empty once it confirms again. While it is set
+  // the client asks again every second.
+  const std::string& confirm_error() const { return confirm_error_; }
   // How many times the connection was made (1 after the first).
   uint64_t connections() const { return connections_; }
 
@@ -147,6 +151,7 @@ class Client {
   uint64_t connections_ = 0;
   Stats retired_;  // Connections that ended.
   bool live_ = false, closed_ = false, confirm_posted_ = false, asking_ = false;
+  std::string confirm_error_;
 };
 
 }  // namespace aweft

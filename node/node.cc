@@ -88,6 +88,13 @@ Node::Node(Config config, asio::io_context& io)
   std::filesystem::create_directories(config_.data);
   config_.node_id = NodeId(config_.data, config_.node_id);
   config_.storage.sync_every_commit = false;  // One sync per turn, before forwarding.
+  // A full or read-only disk: wait for it, refusing new writes meanwhile,
+  // rather than stop. RocksDB's LOG would be on that disk: its warnings go
+  // to the node's log instead.
+  config_.storage.retry_failed_writes = true;
+  config_.storage.rocksdb_log = [](const std::string& line) {
+    spdlog::warn("event=rocksdb detail=\"{}\"", line);
+  };
   auto store = storage::Store::Open(config_.data + "/store", config_.storage);
   if (!store) throw storage::Failure(store.error().ToString());
   store_ = std::make_unique<storage::Store>(std::move(*store));
@@ -338,6 +345,8 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
   }
   c.answering.push_back(reply);
   if (request == "durable") {
+    // The disk fails writes: say so now rather than answer once it is back.
+    if (auto why = Unavailable()) return reply.SendError({"unavailable", *why, {}});
     // Runs after every frame this connection sent before the request, with
     // the store synced first: all they carried is stored.
     link_scheduler_->Post([reply] { reply.SendResult(json::object{{"durable", true}}); });
@@ -427,6 +436,19 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   Serve(c, open, **document, !existed);
 }
 
+std::optional<std::string> Node::Unavailable() {
+  std::optional<std::string> stalled = store_->Stalled();
+  if (stalled && !stalled_) {
+    spdlog::error("event=storage state=stalled detail=\"{}\"", *stalled);
+  } else if (!stalled && stalled_) {
+    spdlog::warn("event=storage state=recovered");
+  }
+  stalled_ = stalled.has_value();
+  if (!stalled) return std::nullopt;
+  return "the node cannot store writes now (" + *stalled +
+         "); it retries every second and takes writes again once the disk does";
+}
+
 std::vector<codec::WireReason> Node::Oversized(const codec::Commit& commit) const {
   const Limits& limits = config_.limits;
   if (commit.deltas.size() > limits.max_deltas_per_commit) {
@@ -485,6 +507,7 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
   handlers.accept = [this, name, writes = CanWrite(c, name)](
                         const codec::Commit& commit) -> std::vector<codec::WireReason> {
     if (!writes) return {{"forbidden", "this token may only read \"" + name + "\"", std::nullopt}};
+    if (auto why = Unavailable()) return {{"unavailable", *why, std::nullopt}};
     return Oversized(commit);
   };
   handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
@@ -514,6 +537,7 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
   std::optional<codec::Id> root;
   codec::Kind kind = codec::Kind::kObject;
   if (!stored) {
+    if (auto why = Unavailable()) return Refusal{Reason::kUnavailable, *why};
     if (stored_documents_ >= config_.limits.max_documents) {
       return Refusal{Reason::kLimit, "this node holds " + std::to_string(stored_documents_) +
                                          " documents already (limits.max_documents)"};
@@ -587,6 +611,8 @@ void Node::ScheduleEviction() {
   eviction_.expires_after(period);
   eviction_.async_wait([this](boost::system::error_code ec) {
     if (ec || stopping_) return;
+    // Closing a document writes it: not while the disk fails writes.
+    if (Unavailable()) return ScheduleEviction();
     const auto now = std::chrono::steady_clock::now();
     for (auto it = loaded_.begin(); it != loaded_.end();) {
       Loaded& loaded = it->second;
@@ -612,6 +638,9 @@ void Node::Shutdown(std::function<void()> done) {
   listener_->Stop();
   if (admin_server_) admin_server_->Stop();
   hello_.cancel();
+  // What waits for a failing disk now will not be stored: give it up, so
+  // that stopping ends (the node then exits saying so).
+  if (Unavailable()) store_->StopRetrying();
   for (auto& upstream : upstreams_) upstream->client->Close();
   for (auto& [id, connection] : connections_) {
     if (connection->link) connection->link->Close();

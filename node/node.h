@@ -79,6 +79,9 @@ class Node {
   void CountRefused(const sync::Refused& refused);
   // The `limit` reasons a commit from a peer earns (limits.max_*).
   std::vector<codec::WireReason> Oversized(const codec::Commit& commit) const;
+  // Why the node cannot store now (its disk fails writes, and they are being
+  // retried), or nothing. Logs when that starts and ends.
+  std::optional<std::string> Unavailable();
   void StartAdmin();
   bool CanRead(const Connection& connection, std::string_view name) const;
   bool CanWrite(const Connection& connection, std::string_view name) const;
@@ -125,6 +128,7 @@ class Node {
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
   boost::asio::steady_timer eviction_, hello_;
   bool stopping_ = false;
+  bool stalled_ = false;  // The store was found stalled (for the log).
 
   // The admin endpoint (docs/admin.md). Declared last: the server goes
   // first, before what it calls.

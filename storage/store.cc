@@ -1,8 +1,12 @@
 #include "storage/store.h"
 
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -53,6 +57,22 @@ Result<void> CheckVersion(const std::string& path) {
   return {};
 }
 
+// RocksDB's warnings and errors, a line at a time, to a function.
+class LineLogger : public rocksdb::Logger {
+ public:
+  explicit LineLogger(std::function<void(const std::string&)> sink)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL), sink_(std::move(sink)) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char line[1024];
+    const int n = vsnprintf(line, sizeof line, format, ap);
+    if (n > 0) sink_(std::string(line, std::min(static_cast<size_t>(n), sizeof line - 1)));
+  }
+
+ private:
+  std::function<void(const std::string&)> sink_;
+};
+
 rocksdb::WriteOptions WriteOptionsFor(Durability durability) {
   rocksdb::WriteOptions options;
   options.sync = durability == Durability::kSync;
@@ -91,6 +111,21 @@ std::optional<std::string> Store::Impl::WriteInTurn(uint64_t ticket, rocksdb::Wr
   lock.unlock();
   rocksdb::Status status = batch ? db->Write(write_options, batch) : rocksdb::Status::OK();
   lock.lock();
+  // A full or read-only disk may come back: wait, clear RocksDB's error
+  // (Resume) and write the same batch again. Those after it wait their turn.
+  auto wait = std::chrono::milliseconds(10);
+  while (status.IsIOError() && options.retry_failed_writes && !stop_retrying) {
+    stalled = status.ToString();
+    retry_wake.wait_for(lock, wait, [&] { return stop_retrying; });
+    if (stop_retrying) break;
+    wait = std::min(wait * 2, options.retry_interval);
+    lock.unlock();
+    // Busy: RocksDB's own recovery is under way; the error stands.
+    if (rocksdb::Status resumed = db->Resume(); !resumed.IsBusy()) status = resumed;
+    if (status.ok() && batch) status = db->Write(write_options, batch);
+    lock.lock();
+  }
+  stalled.reset();
   if (!status.ok()) order_failure = "storage failed: " + status.ToString();
   tickets_written = ticket;
   order_turn.notify_all();
@@ -236,9 +271,11 @@ Result<Store> Store::Open(const std::string& path, const Options& options) {
   if (auto checked = CheckVersion(path); !checked) return checked.error();
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
-  // Fail-stop: after an I/O error the store is latched, never resumed.
+  // RocksDB does not resume by itself: a write that fails latches the store
+  // (fail-stop) or is retried by WriteInTurn, which resumes it.
   db_options.max_bgerror_resume_count = 0;
   db_options.db_log_dir = options.rocksdb_log_dir;
+  if (options.rocksdb_log) db_options.info_log = std::make_shared<LineLogger>(options.rocksdb_log);
   rocksdb::DB* raw = nullptr;
   rocksdb::Status status = rocksdb::DB::Open(db_options, path, &raw);
   if (!status.ok()) throw Failure("opening store " + path + ": " + status.ToString());
@@ -333,6 +370,17 @@ void Store::Finish(Batch batch) {
 }
 
 bool Store::pending() const { return !impl_->dirty.empty(); }
+
+std::optional<std::string> Store::Stalled() const {
+  std::lock_guard lock(impl_->order_mutex);
+  return impl_->stalled;
+}
+
+void Store::StopRetrying() {
+  std::lock_guard lock(impl_->order_mutex);
+  impl_->stop_retrying = true;
+  impl_->retry_wake.notify_all();
+}
 
 Store::Batch::Batch() = default;
 Store::Batch::Batch(Batch&&) noexcept = default;

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -73,6 +75,19 @@ struct Options {
   // disk, instead of reporting the error: the node stops either way.
   // Default: empty, the data directory.
   std::string rocksdb_log_dir;
+
+  // When set, RocksDB's warnings and errors go to it, one line each, and it
+  // writes no info LOG file (rocksdb_log_dir is then unused): a full disk
+  // cannot reach the log. Called from any thread. Default: unset.
+  std::function<void(const std::string& line)> rocksdb_log;
+
+  // A write the disk fails with an I/O error (no space, a read-only file
+  // system) is retried, every `retry_interval` at most, until it succeeds
+  // or StopRetrying(); meanwhile Stalled() says why, and the callers that
+  // write wait. Off: the failure is thrown and latches the store
+  // (fail-stop). Corruption is never retried. Default: off, 1 s.
+  bool retry_failed_writes = false;
+  std::chrono::milliseconds retry_interval{1000};
 };
 
 // What the admin endpoint shows about one stored document.
@@ -181,6 +196,15 @@ class Store {
   void Finish(Batch batch);
   // True when commits wait to be staged.
   bool pending() const;
+
+  // With Options::retry_failed_writes: the disk's error while a write is
+  // being retried ("IO error: No space left on device: ..."), else
+  // nothing. Thread-safe.
+  std::optional<std::string> Stalled() const;
+  // A write being retried fails now (throwing Failure where it is waited
+  // for, and latching), and none is retried again: for shutting down on a
+  // disk that does not come back. Thread-safe.
+  void StopRetrying();
 
   // Writes a snapshot of `name` at its head now (after syncing), then drops
   // the log below the retained history. Nothing if the newest snapshot is at

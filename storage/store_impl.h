@@ -84,6 +84,9 @@ struct Store::Impl {
   std::condition_variable order_turn;
   uint64_t tickets_written = 0;                   // GUARDED_BY(order_mutex)
   std::optional<std::string> order_failure;       // GUARDED_BY(order_mutex)
+  std::optional<std::string> stalled;             // GUARDED_BY(order_mutex)
+  bool stop_retrying = false;                     // GUARDED_BY(order_mutex)
+  std::condition_variable retry_wake;             // StopRetrying() wakes a retry.
   // Writes `batch` (none: only waits) in `ticket`'s turn. Thread-safe.
   // Returns the disk's error; after one, later tickets write nothing and
   // return it too.

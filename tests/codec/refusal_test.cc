@@ -76,6 +76,7 @@ const std::vector<std::pair<Reason, std::string>>& Spellings() {
       {Reason::kForbidden, "forbidden"},
       {Reason::kLimit, "limit"},
       {Reason::kInvalidName, "invalid-name"},
+      {Reason::kUnavailable, "unavailable"},
   };
   return spellings;
 }

@@ -70,6 +70,7 @@ class NodeProcess {
     char line[512];
     while (fgets(line, sizeof line, output_)) {
       std::string text(line);
+      early_ += text;
       // "... admin http://127.0.0.1:P/" then "... listening ws://127.0.0.1:P/"
       // (https:// and wss:// with TLS).
       const std::string host = "://127.0.0.1:";
@@ -91,7 +92,8 @@ class NodeProcess {
   // What the process printed since the last call (its log at the level
   // asked), without waiting for more.
   std::string Drain() {
-    std::string out;
+    std::string out = std::move(early_);
+    early_.clear();
     if (!output_) return out;
     const int fd = fileno(output_);
     const int flags = fcntl(fd, F_GETFL);
@@ -134,6 +136,7 @@ class NodeProcess {
   uint16_t port_ = 0;
   uint16_t admin_port_ = 0;
   std::string scheme_ = "ws", admin_scheme_ = "http";
+  std::string early_;  // What Start() read, for Drain().
 };
 
 // A client: a WebSocket channel and a link on the test's io_context.

@@ -8,7 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 #include <sstream>
 
@@ -554,6 +556,104 @@ TEST_CASE("a full disk stops the store and nothing unstored is reported", "[stor
   CHECK(store.Head("d") <= durable + 1);  // At most the one that failed.
   for (uint64_t i = 0; i < durable; ++i) CHECK(document.root().Get("k" + std::to_string(i)));
   CHECK(sync::FromSnapshot(sync::TakeSnapshot(document)));
+}
+
+// A small tmpfs, unmounted at the end; nullopt (with a warning) where this
+// process may not mount one.
+struct SmallDisk {
+  explicit SmallDisk(std::string path) : path(std::move(path)) {}
+  ~SmallDisk() {
+    if (mounted) umount2(path.c_str(), MNT_DETACH);
+  }
+  bool Mount(const std::string& size) {
+    std::filesystem::create_directory(path);
+    mounted = mount("tmpfs", path.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+    if (!mounted) WARN("skipped: cannot mount a tmpfs here (" << strerror(errno) << ")");
+    return mounted;
+  }
+  std::string path;
+  bool mounted = false;
+};
+
+TEST_CASE("a retrying store waits out a full disk and loses nothing", "[storage][disk]") {
+  TempDir dir;
+  SmallDisk disk(dir.Sub("tmpfs"));
+  // RocksDB resumes only with room for its memtables (64 MiB) again: the
+  // filler leaves 8 MiB to fill, and frees 92.
+  if (!disk.Mount("100m")) return;
+  std::ofstream(disk.path + "/filler") << std::string(92 << 20, 'f');
+  Options options;
+  options.retry_failed_writes = true;
+  options.retry_interval = std::chrono::milliseconds(50);
+  std::mutex log_mutex;
+  std::vector<std::string> log;
+  options.rocksdb_log = [&](const std::string& line) {
+    std::lock_guard lock(log_mutex);
+    log.push_back(line);
+  };
+  const std::string path = disk.path + "/store";
+  uint64_t stored = 0;
+  std::string stall;
+  {
+    Store store = OpenStore(path, options);
+    sync::Document& document = OpenDoc(store, "d");
+    // Frees the filler once a write has waited a while.
+    std::atomic<bool> freed = false;
+    std::thread janitor([&] {
+      while (!store.Stalled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      stall = *store.Stalled();
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      CHECK(store.Stalled());  // Still waiting: nothing gave up.
+      std::filesystem::remove(disk.path + "/filler");
+      freed = true;
+    });
+    const std::string big(16 << 10, 'x');
+    // Each Set() returns once its commit is stored (sync_every_commit).
+    while (!freed) {
+      REQUIRE(document.Set(document.root(), "k" + std::to_string(stored), big));
+      ++stored;
+      REQUIRE(stored < 100000);
+    }
+    janitor.join();
+    CHECK_FALSE(store.Stalled());
+    for (int i = 0; i < 20; ++i, ++stored) {
+      REQUIRE(document.Set(document.root(), "k" + std::to_string(stored), std::string("small")));
+    }
+  }
+  CHECK_THAT(stall, Catch::Contains("No space left on device"));
+  INFO("stored " << stored << "; RocksDB said " << log.size() << " lines");
+  Store store = OpenStore(path);
+  sync::Document& document = OpenDoc(store, "d");
+  CHECK(store.Head("d") == stored);
+  for (uint64_t i = 0; i < stored; ++i) REQUIRE(document.root().Get("k" + std::to_string(i)));
+  CHECK(sync::FromSnapshot(sync::TakeSnapshot(document)));
+}
+
+TEST_CASE("a retrying store gives up when told to, latching", "[storage][disk]") {
+  TempDir dir;
+  SmallDisk disk(dir.Sub("tmpfs"));
+  if (!disk.Mount("4m")) return;
+  Options options;
+  options.retry_failed_writes = true;
+  options.retry_interval = std::chrono::milliseconds(20);
+  options.rocksdb_log = [](const std::string&) {};
+  Store store = OpenStore(disk.path + "/store", options);
+  sync::Document& document = OpenDoc(store, "d");
+  std::thread stopper([&] {
+    while (!store.Stalled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    store.StopRetrying();
+  });
+  const std::string big(16 << 10, 'x');
+  bool threw = false;
+  try {
+    for (int i = 0; i < 100000; ++i) (void)document.Set(document.root(), "k" + std::to_string(i), big);
+  } catch (const Failure& failure) {
+    threw = true;
+    CHECK_THAT(failure.what(), Catch::Contains("No space left"));
+  }
+  stopper.join();
+  CHECK(threw);
+  CHECK_THROWS_AS(store.Sync(), Failure);  // Latched.
 }
 
 TEST_CASE("a new document can take a root id made elsewhere", "[storage]") {

@@ -1,0 +1,191 @@
+// aweft-node on a disk that fills up, and on one that is read-only: it
+// refuses what it cannot store, says why, acknowledges nothing unstored, and
+// takes writes again once the disk does. The disks are small tmpfs mounts,
+// so these tests need to be root (CAP_SYS_ADMIN); elsewhere they warn and
+// pass without checking.
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "admin/http_client.h"
+#include "node/client.h"
+#include "sync/snapshot.h"
+#include "tests/node/node_process.h"
+
+namespace aweft::node::testing {
+namespace {
+
+// A tmpfs of `size` at `path`, unmounted at the end.
+struct Tmpfs {
+  Tmpfs(std::string path, const std::string& size) : path(std::move(path)) {
+    std::filesystem::create_directories(this->path);
+    mounted = mount("tmpfs", this->path.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+    if (!mounted) WARN("skipped: cannot mount a tmpfs here (" << std::strerror(errno) << ")");
+  }
+  ~Tmpfs() {
+    if (mounted) umount2(path.c_str(), MNT_DETACH);
+  }
+  std::string path;
+  bool mounted = false;
+};
+
+int Status(const NodeProcess& node, const std::string& route, std::string* body = nullptr) {
+  const admin::HttpReply reply = admin::HttpRequest(node.admin_url(), "GET", route);
+  if (body) *body = reply.body;
+  return reply.status;
+}
+
+TEST_CASE("a node on a full disk refuses writes with unavailable, acknowledges nothing "
+          "unstored, and recovers when space returns",
+          "[node][disk]") {
+  TempDir dir;
+  // RocksDB resumes only with room for its memtables again (64 MiB): fill
+  // all but 6 MiB of 100, then free 90.
+  Tmpfs disk(dir.path() + "/disk", "100m");
+  if (!disk.mounted) return;
+  const std::string filler = disk.path + "/filler";
+  std::ofstream(filler) << std::string(90 << 20, 'f');
+  NodeProcess node(disk.path + "/data");
+  const uint16_t port = node.Start();
+
+  boost::asio::io_context io;
+  aweft::Client::Options options;
+  options.url = node.url();
+  aweft::Client writer(io.get_executor(), options);
+  sync::Document board(codec::Kind::kObject);
+  std::string refusal;
+  int refused = 0;
+  sync::ShareHandlers handlers;
+  handlers.refused = [&](const sync::Refused& r) {
+    ++refused;
+    if (refusal.empty() && !r.reasons.empty()) refusal = r.reasons[0].code + ": " + r.reasons[0].message;
+  };
+  REQUIRE(writer.Share("board", board, handlers));
+  REQUIRE(RunUntil(io, [&] { return writer.connected(); }));
+
+  // Writes of 16 KiB until the node says it cannot store them.
+  const std::string big(16 << 10, 'x');
+  int written = 0;
+  while (writer.confirm_error().empty() && written < 3000) {
+    REQUIRE(board.Set(board.root(), "k" + std::to_string(written++), big));
+    RunUntil(io, [] { return false; }, std::chrono::milliseconds(2));
+  }
+  CHECK_THAT(writer.confirm_error(),
+             Catch::StartsWith("unavailable: the node cannot store writes now") &&
+                 Catch::Contains("No space left on device"));
+  // What it took is not confirmed while it waits; more writes are refused
+  // (their refusals arrive once the disk is back: they queue behind).
+  for (int i = 0; i < 10; ++i) REQUIRE(board.Set(board.root(), "k" + std::to_string(written++), big));
+  RunUntil(io, [] { return false; }, std::chrono::milliseconds(1500));
+  CHECK(writer.unconfirmed("board") > 0);
+  std::string ready;
+  CHECK(Status(node, "/ready", &ready) == 503);
+  CHECK_THAT(ready, Catch::Contains("No space left on device"));
+  std::string metrics;
+  Status(node, "/metrics", &metrics);
+  CHECK_THAT(metrics, Catch::Contains("aweft_storage_stalled 1"));
+  const std::string log = node.Drain();
+  CHECK_THAT(log, Catch::Contains("event=storage state=stalled"));
+  CHECK_THAT(log, Catch::Contains("No space left on device"));
+  // A new document cannot be made either.
+  aweft::Client other(io.get_executor(), options);
+  sync::Document fresh(codec::Kind::kObject);
+  std::string declined;
+  sync::ShareHandlers fresh_handlers;
+  fresh_handlers.fault = [&](const std::string& reason, const std::string&) { declined = reason; };
+  REQUIRE(other.Share("fresh", fresh, fresh_handlers));
+
+  // Space returns: the node stores what it held, confirms it, and takes
+  // writes again.
+  std::filesystem::remove(filler);
+  REQUIRE(RunUntil(io, [&] { return writer.unconfirmed("board") == 0; },
+                   std::chrono::milliseconds(20000)));
+  CHECK(Status(node, "/ready") == 200);
+  RunUntil(io, [] { return false; }, std::chrono::milliseconds(300));  // Late refusals.
+  const int refused_before = refused;
+  for (int i = 0; i < 20; ++i) REQUIRE(board.Set(board.root(), "after" + std::to_string(i), true));
+  REQUIRE(RunUntil(io, [&] { return writer.unconfirmed("board") == 0; },
+                   std::chrono::milliseconds(10000)));
+  CHECK(refused == refused_before);
+  CHECK(refused >= 10);  // At least the writes made once it was known.
+  CHECK_THAT(refusal, Catch::StartsWith("unavailable: the node cannot store writes now"));
+  CHECK(writer.confirm_error().empty());
+  // The share of a new document was declined (that, too, queued behind).
+  CHECK(RunUntil(io, [&] { return !declined.empty(); }));
+  CHECK(declined == "unavailable");
+  CHECK_THAT(node.Drain(), Catch::Contains("event=storage state=recovered"));
+
+  // Nothing confirmed is lost, and nothing refused was kept: after a kill
+  // and a restart the node holds every write but the refused ones (which
+  // the writer still shows: undoing them is the application's call).
+  writer.Close();
+  node.Kill();
+  node.Start(port);
+  aweft::Client reader(io.get_executor(), options);
+  sync::Document* copy = nullptr;
+  reader.Open("board", [&](sync::Document& d) { copy = &d; });
+  REQUIRE(RunUntil(io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
+  int writer_only = 0, node_only = 0;
+  for (int i = 0; i < written; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    const bool here = board.root().Get(key) != nullptr, there = copy->root().Get(key) != nullptr;
+    REQUIRE(here);
+    writer_only += here && !there;
+    node_only += there && !here;
+  }
+  INFO("written " << written << ", refused " << refused);
+  CHECK(node_only == 0);
+  CHECK(writer_only == refused);
+  for (int i = 0; i < 20; ++i) CHECK(copy->root().Get("after" + std::to_string(i)));
+  CHECK(refused < written);
+}
+
+TEST_CASE("a node on a read-only data directory refuses to start, saying why, and starts "
+          "with its data once the directory is writable",
+          "[node][disk]") {
+  TempDir dir;
+  Tmpfs disk(dir.path() + "/disk", "100m");
+  if (!disk.mounted) return;
+  const std::string data = disk.path + "/data";
+  boost::asio::io_context io;
+  sync::Document board(codec::Kind::kObject);
+  REQUIRE(board.Set(board.root(), "kept", true));
+  {
+    NodeProcess node(data);
+    node.Start();
+    aweft::Client::Options options;
+    options.url = node.url();
+    aweft::Client writer(io.get_executor(), options);
+    REQUIRE(writer.Share("board", board));
+    REQUIRE(RunUntil(io, [&] { return writer.connected() && writer.unconfirmed("board") == 0; }));
+  }
+  REQUIRE(mount(nullptr, disk.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) == 0);
+  {
+    NodeProcess node(data);
+    CHECK_THROWS(node.Start());
+    const std::string said = node.Drain();
+    CHECK(WEXITSTATUS(node.Wait()) == 1);
+    INFO(said);
+    CHECK_THAT(said, Catch::Contains("event=failure") && Catch::Contains("Read-only file system"));
+  }
+  REQUIRE(mount(nullptr, disk.path.c_str(), nullptr, MS_REMOUNT, nullptr) == 0);
+  NodeProcess node(data);
+  node.Start();
+  aweft::Client::Options options;
+  options.url = node.url();
+  aweft::Client reader(io.get_executor(), options);
+  sync::Document* copy = nullptr;
+  reader.Open("board", [&](sync::Document& d) { copy = &d; });
+  REQUIRE(RunUntil(io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
+  CHECK(sync::TakeSnapshot(*copy) == sync::TakeSnapshot(board));
+}
+
+}  // namespace
+}  // namespace aweft::node::testing
