@@ -10,6 +10,7 @@
 
 #include "codec/commit.h"
 #include "codec/id.h"
+#include "storage/format.h"
 #include "sync/random.h"
 #include "sync/requests.h"
 #include "sync/tls.h"
@@ -408,6 +409,11 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
 
 void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   const std::string& name = open.name;
+  // Before the name reaches a log line or a key.
+  if (auto checked = storage::format::CheckName(name); !checked) {
+    spdlog::info("event=decline peer={} reason=invalid-name", c.remote);
+    return Decline(c, open, "invalid-name", checked.error().message);
+  }
   if (c.shared.size() >= config_.limits.max_topics_per_link) {
     return Decline(c, open, "limit",
                    std::to_string(c.shared.size()) +

@@ -269,6 +269,9 @@ std::unique_ptr<Store::Loaded> Store::Impl::Create(std::string_view name, Kind k
 
 Result<Store> Store::Open(const std::string& path, const Options& options) {
   if (auto checked = CheckVersion(path); !checked) return checked.error();
+  // Made here, so RocksDB does not log an error for a missing directory.
+  std::error_code made;
+  std::filesystem::create_directories(path, made);
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
   // RocksDB does not resume by itself: a write that fails latches the store

@@ -221,5 +221,36 @@ TEST_CASE("limits refuse topics, commits, documents, connections and text with r
   }
 }
 
+TEST_CASE("a bad document name is declined invalid-name before it reaches the store or the log",
+          "[node][process][refusal]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data", {"--log-level", "info"});
+  node.Start();
+  Client client(f.io, f.scheduler, node.url());
+  // (A name that is not UTF-8 never gets here: its frame does not decode.)
+  const std::string names[] = {"line\nbreak", std::string(257, 'n'), "tab\there", ""};
+  std::vector<std::unique_ptr<Document>> docs;
+  std::vector<Shared*> shared;
+  for (const std::string& name : names) {
+    docs.push_back(std::make_unique<Document>(codec::Kind::kObject));
+    shared.push_back(f.ShareOrFail(client, name, docs.back().get()));
+  }
+  Document good(codec::Kind::kObject);
+  Shared* fine = f.ShareOrFail(client, "fine", &good);
+  REQUIRE(RunUntil(f.io, [&] {
+    for (Shared* s : shared) {
+      if (!s->ended()) return false;
+    }
+    return fine->ready();
+  }));
+  for (Shared* s : shared) CHECK(s->end_reason() == "invalid-name");
+  RunUntil(f.io, [] { return false; }, std::chrono::milliseconds(200));
+  const std::string log = node.Drain();
+  CHECK_THAT(log, Catch::Contains("reason=invalid-name"));
+  CHECK_THAT(log, !Catch::Contains("line\nbreak") && !Catch::Contains("tab\there") &&
+                      !Catch::Contains(std::string(257, 'n')));
+  CHECK_THAT(log, Catch::Contains("doc=\"fine\""));
+}
+
 }  // namespace
 }  // namespace aweft::node::testing
