@@ -25,7 +25,7 @@ if (($# > 0)); then targets=("$@"); fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAWEFT_FUZZ=ON -DAWEFT_TESTS=OFF \
   -DAWEFT_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" --parallel 1 --target "${targets[@]}" >"$build/build.log" 2>&1 ||
+cmake --build "$build" --parallel "${AWEFT_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}" >"$build/build.log" 2>&1 ||
   { tail -n 40 "$build/build.log" >&2; exit 1; }
 
 # The hex strings the JSON files $2... give as "bytes" or "hex", one a line.

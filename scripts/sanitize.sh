@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the whole project with AddressSanitizer and UndefinedBehaviorSanitizer
+# (AWEFT_SANITIZE) into build-asan (or $AWEFT_SANITIZE_BUILD_DIR) and runs
+# every test suite there. A leak, an out-of-bounds access or undefined
+# behaviour fails the test it happens in. Extra arguments go to ctest, e.g.
+#   scripts/sanitize.sh -R storage
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+build="${AWEFT_SANITIZE_BUILD_DIR:-build-asan}"
+AWEFT_BUILD_DIR="$build" scripts/build.sh -DAWEFT_TESTS=ON -DAWEFT_BENCHMARKS=OFF \
+  -DAWEFT_SANITIZE=ON
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" --timeout 900 "$@"
