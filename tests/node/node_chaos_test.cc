@@ -8,15 +8,21 @@
 // length (default 10); scripts/chaos.sh runs longer ones. The plan (what is
 // killed or cut at which step, how many writes) follows from the seed alone;
 // the timing of the processes does not, so a replay is the same plan, not the
-// same interleaving.
+// same interleaving. AWEFT_CHAOS_LOG_DIR=DIR keeps each node's whole log, at
+// info, in DIR/NAME.log.
 
+#include <fcntl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -31,7 +37,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
@@ -51,43 +56,40 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr auto kStep = std::chrono::milliseconds(50);
-constexpr auto kSettleLimit = std::chrono::seconds(60);
+// Under the nodes' 60 s idle timeout, so that a link left dead but open shows
+// as a failure instead of healing when that timeout closes it.
+constexpr auto kSettleLimit = std::chrono::seconds(30);
 const char* const kName = "chaos";
 
-// A TCP proxy in front of one node, on a thread of its own (so it keeps
-// relaying while the test blocks starting a node). Cut() closes every
+// A TCP proxy in front of one node, on the test's loop. Cut() closes every
 // connection through it and refuses new ones, accepting and closing them,
-// until Restore(). Both return at once; the proxy acts a moment later.
+// until Restore().
 class LinkProxy {
  public:
-  explicit LinkProxy(uint16_t target)
-      : target_(asio::ip::make_address_v4("127.0.0.1"), target),
-        acceptor_(io_, tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0)),
-        port_(acceptor_.local_endpoint().port()) {
+  LinkProxy(asio::io_context& io, uint16_t target)
+      : io_(io),
+        target_(asio::ip::make_address_v4("127.0.0.1"), target),
+        acceptor_(io, tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0)) {
     asio::co_spawn(io_, Accept(), asio::detached);
-    thread_ = std::thread([this] { io_.run(); });
   }
+  // Coroutines still waiting are destroyed with the loop, never resumed:
+  // the test runs the loop no more once its proxies are gone.
   ~LinkProxy() {
-    asio::post(io_, [this] {
-      acceptor_.close();
-      CloseAll();
-      io_.stop();
-    });
-    thread_.join();
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    CloseAll();
   }
   LinkProxy(const LinkProxy&) = delete;
   LinkProxy& operator=(const LinkProxy&) = delete;
 
-  std::string url() const { return "ws://127.0.0.1:" + std::to_string(port_) + "/"; }
+  std::string url() const {
+    return "ws://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()) + "/";
+  }
   void Cut() {
-    asio::post(io_, [this] {
-      cut_ = true;
-      CloseAll();
-    });
+    cut_ = true;
+    CloseAll();
   }
-  void Restore() {
-    asio::post(io_, [this] { cut_ = false; });
-  }
+  void Restore() { cut_ = false; }
 
  private:
   struct Pair {
@@ -141,14 +143,30 @@ class LinkProxy {
     for (const auto& pair : all) Close(pair);
   }
 
-  asio::io_context io_;
+  asio::io_context& io_;
   const tcp::endpoint target_;
   tcp::acceptor acceptor_;
-  const uint16_t port_;
-  std::set<std::shared_ptr<Pair>> pairs_;  // Proxy thread only, as is cut_.
+  std::set<std::shared_ptr<Pair>> pairs_;
   bool cut_ = false;
-  std::thread thread_;
 };
+
+// NodeProcess forks without closing the test's descriptors, and asio opens
+// sockets without close-on-exec, so each node would inherit the test's
+// sockets. A node holding a copy of a proxied socket keeps that connection
+// open after the proxy closes it (no FIN while a copy is open): the node that
+// dialed through it then sees a dead link until its 60 s idle timeout. So
+// every descriptor is marked close-on-exec before a node starts. The test
+// makes all its sockets on this thread, so none appears in between.
+void CloseOnExec() {
+  std::vector<int> fds;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    fds.push_back(std::stoi(entry.path().filename().string()));
+  }
+  for (const int fd : fds) {
+    const int flags = fcntl(fd, F_GETFD);
+    if (fd > 2 && flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
 
 // One node of the chain: killed and restarted on the same port and data.
 struct ChaosNode {
@@ -160,6 +178,7 @@ struct ChaosNode {
   int next = 0;  // The step of its next kill, or of its restart while down.
   int kills = 0;
   std::string log;  // Its last output (warnings and worse), for a failure.
+  int warnings = 0;  // Lines it logged at warning and above.
   std::string died;  // Set when it ended without being killed.
 };
 
@@ -254,16 +273,32 @@ std::map<std::string, int> Count(const Document& doc, const codec::Id& list_id) 
   return counts;
 }
 
-void Keep(std::string& log, const std::string& more) {
+// Drains the node's output (a full pipe would stall it), keeping the end,
+// and all of it in AWEFT_CHAOS_LOG_DIR/NAME.log when that is set.
+void DrainLog(ChaosNode& node) {
   constexpr size_t kKept = 4096;
-  log += more;
-  if (log.size() > kKept) log.erase(0, log.size() - kKept);
+  const std::string more = node.process->Drain();
+  if (const char* dir = std::getenv("AWEFT_CHAOS_LOG_DIR")) {
+    std::ofstream(std::string(dir) + "/" + node.name + ".log", std::ios::app) << more;
+  }
+  for (size_t at = 0; at < more.size();) {  // "TIME LEVEL event=..."
+    const size_t end = std::min(more.find('\n', at), more.size());
+    const std::string line = more.substr(at, end - at);
+    const size_t level = line.find(' ') + 1;
+    for (const char* bad : {"warning ", "error ", "critical "}) {
+      if (level > 0 && line.compare(level, std::strlen(bad), bad) == 0) ++node.warnings;
+    }
+    at = end + 1;
+  }
+  node.log += more;
+  if (node.log.size() > kKept) node.log.erase(0, node.log.size() - kKept);
 }
 
 void Restart(ChaosNode& node) {
   // The port was ours a moment ago; retry in case it is slow to free.
   for (int attempt = 0;; ++attempt) {
     try {
+      CloseOnExec();
       node.process->Start(node.port);
       node.up = true;
       return;
@@ -276,7 +311,7 @@ void Restart(ChaosNode& node) {
 }
 
 void Kill(ChaosNode& node) {
-  Keep(node.log, node.process->Drain());
+  DrainLog(node);
   node.process->Signal(SIGKILL);
   const int status = node.process->Wait();
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
@@ -286,11 +321,10 @@ void Kill(ChaosNode& node) {
   ++node.kills;
 }
 
-// Drains the node's output (a full pipe would stall it) and notes whether
-// it ended by itself.
+// Drains the node's output and notes whether it ended by itself.
 void Watch(ChaosNode& node) {
   if (!node.up) return;
-  Keep(node.log, node.process->Drain());
+  DrainLog(node);
   int status = 0;
   if (waitpid(node.process->pid(), &status, WNOHANG) == node.process->pid()) {
     node.died += "ended on its own (status " + std::to_string(status) + "); ";
@@ -298,6 +332,237 @@ void Watch(ChaosNode& node) {
     Restart(node);
   }
 }
+
+// One run: the chain a <- b <- c (each upstream through a proxy), a writer
+// at each node, the plan drawn from the seed, and what happened.
+class ChaosRun {
+ public:
+  explicit ChaosRun(uint32_t seed) : rng_(seed) {}
+
+  // Starts the nodes, then the writers; the writer at a brings the document
+  // (a list in an object), the others find it upstream.
+  void Start() {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      std::vector<std::string> extra;
+      if (i > 0) extra = {"--upstream", links_[i - 1].proxy->url()};
+      if (std::getenv("AWEFT_CHAOS_LOG_DIR")) extra.insert(extra.end(), {"--log-level", "info"});
+      nodes_[i].process = std::make_unique<NodeProcess>(dir_.path() + "/" + nodes_[i].name, extra);
+      CloseOnExec();
+      nodes_[i].port = nodes_[i].process->Start();
+      nodes_[i].up = true;
+      if (i < links_.size()) links_[i].proxy = std::make_unique<LinkProxy>(io_, nodes_[i].port);
+    }
+    Observable& list = board_.Create(codec::Kind::kArray);
+    REQUIRE(board_.Set(board_.root(), "list", sync::Attach(list)));
+    list_id_ = list.id();
+    writers_[0].client = ClientAt(io_, nodes_[0].port);
+    writers_[0].doc = &board_;
+    REQUIRE(writers_[0].client->Share(kName, board_));
+    REQUIRE(RunUntil(io_, [&] { return writers_[0].client->unconfirmed(kName) == 0; },
+                     std::chrono::milliseconds(20000)));
+    for (size_t i = 1; i < writers_.size(); ++i) {
+      writers_[i].client = ClientAt(io_, nodes_[i].port);
+      writers_[i].doc = OpenWhenHeld(io_, *writers_[i].client);
+      REQUIRE(writers_[i].doc);
+    }
+    // A node may hold the name before the list reaches it from above.
+    REQUIRE(RunUntil(io_, [&] {
+      for (const Writer& writer : writers_) {
+        if (!writer.doc->Find(list_id_)) return false;
+      }
+      return true;
+    }, std::chrono::milliseconds(20000)));
+    // The plan: each node is killed every 1-5 s and down for 0.1-1.5 s;
+    // each link is cut every 0.5-4 s for 0.2-3 s; each writer writes 0-3
+    // times a step. Every draw happens at a fixed point of a step, so the
+    // seed alone fixes the plan.
+    for (ChaosNode& node : nodes_) node.next = Draw(10, 100);
+    for (ChaosLink& link : links_) link.next = Draw(10, 80);
+  }
+
+  // One step of the plan, then kStep of traffic.
+  void Step(int step) {
+    for (ChaosNode& node : nodes_) {
+      if (step < node.next) continue;
+      if (node.up) {
+        Kill(node);
+        node.next = step + Draw(2, 30);
+      } else {
+        Restart(node);
+        node.next = step + Draw(20, 100);
+      }
+      Note(step, node.up ? "start " : "kill ", node.name);
+    }
+    for (ChaosLink& link : links_) {
+      if (step < link.next) continue;
+      link.cut = !link.cut;
+      if (link.cut) {
+        link.proxy->Cut();
+        ++link.cuts;
+        link.next = step + Draw(4, 60);
+      } else {
+        link.proxy->Restore();
+        link.next = step + Draw(10, 80);
+      }
+      Note(step, link.cut ? "cut " : "restore ", link.name);
+    }
+    for (Writer& writer : writers_) {
+      for (int n = Draw(0, 3); n > 0; --n) {
+        Observable* list = writer.doc->Find(list_id_);
+        REQUIRE(list);
+        std::string key = writer.name + "-" + std::to_string(writer.written.size());
+        REQUIRE(writer.doc->Push(*list, key));
+        writer.written.push_back(std::move(key));
+      }
+    }
+    RunFor(io_, kStep);
+    for (ChaosNode& node : nodes_) Watch(node);
+    for (Writer& writer : writers_) writer.Update();
+  }
+
+  // The writes confirmed durable so far.
+  std::vector<std::string> Ledger() const {
+    std::vector<std::string> ledger;
+    for (const Writer& writer : writers_) {
+      ledger.insert(ledger.end(), writer.written.begin(),
+                    writer.written.begin() + static_cast<ptrdiff_t>(writer.confirmed));
+    }
+    return ledger;
+  }
+
+  // Brings every node and link back, opens the document at each node with a
+  // client of its own, and waits until every writer has all confirmed and
+  // every writer and node is in one state. Returns whether that came.
+  bool Settle() {
+    for (ChaosNode& node : nodes_) {
+      if (!node.up) Restart(node);
+    }
+    for (ChaosLink& link : links_) {
+      if (link.cut) link.proxy->Restore();
+      link.cut = false;
+    }
+    const auto opening = Clock::now();
+    std::vector<const Document*> all;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      all.push_back(writers_[i].doc);
+      readers_[i] = ClientAt(io_, nodes_[i].port);
+      read_[i] = OpenWhenHeld(io_, *readers_[i]);
+      INFO("reading node " << nodes_[i].name);
+      REQUIRE(read_[i]);
+    }
+    all.insert(all.end(), read_.begin(), read_.end());
+    std::printf("chaos: opened at every node in %.1f s\n",
+                std::chrono::duration<double>(Clock::now() - opening).count());
+    auto settled = [&] {
+      for (ChaosNode& node : nodes_) Watch(node);
+      for (Writer& writer : writers_) {
+        if (!writer.client->connected() || writer.client->unconfirmed(kName) != 0) return false;
+      }
+      const sync::Snapshot first = sync::TakeSnapshot(*all[0]);
+      for (size_t i = 1; i < all.size(); ++i) {
+        if (!(sync::TakeSnapshot(*all[i]) == first)) return false;
+      }
+      return true;
+    };
+    const auto began = Clock::now();
+    auto report = began + std::chrono::seconds(10);
+    bool converged = false;
+    while (!(converged = settled()) && Clock::now() - began < kSettleLimit) {
+      RunFor(io_, std::chrono::milliseconds(200));
+      if (Clock::now() > report) {  // Where a slow settling stands.
+        report += std::chrono::seconds(10);
+        std::printf("chaos: still settling:\n%s", State().c_str());
+        std::fflush(stdout);
+      }
+    }
+    for (Writer& writer : writers_) writer.Update();
+    return converged;
+  }
+
+  // Checks that every node holds each write in `ledger`, each write any
+  // writer made (each kept what was unconfirmed and sent it again), once,
+  // and nothing else. Returns whether all that holds.
+  bool Verify(const std::vector<std::string>& ledger) {
+    std::map<std::string, int> written;
+    for (const Writer& writer : writers_) {
+      CHECK(writer.confirmed == writer.written.size());
+      for (const std::string& key : writer.written) ++written[key];
+    }
+    bool all = true;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const std::map<std::string, int> counts = Count(*read_[i], list_id_);
+      std::vector<std::string> lost, missing, doubled, unknown;
+      for (const std::string& key : ledger) {
+        if (!counts.count(key)) lost.push_back(key);
+      }
+      for (const auto& [key, n] : written) {
+        if (!counts.count(key)) missing.push_back(key);
+      }
+      for (const auto& [key, n] : counts) {
+        if (!written.count(key)) unknown.push_back(key);
+        if (n > 1) doubled.push_back(key + " x" + std::to_string(n));
+      }
+      INFO("node " << nodes_[i].name << ": " << Some(lost) << " confirmed writes lost; "
+                   << Some(missing) << " writes missing; " << Some(doubled) << " doubled; "
+                   << Some(unknown) << " unknown");
+      CHECK(lost.empty());
+      CHECK(missing.empty());
+      CHECK(doubled.empty());
+      CHECK(unknown.empty());
+      all = all && lost.empty() && missing.empty() && doubled.empty() && unknown.empty();
+    }
+    for (const ChaosNode& node : nodes_) {
+      INFO("node " << node.name << " " << node.died << "its log ends: " << node.log);
+      CHECK(node.died.empty());
+    }
+    return all;
+  }
+
+  // Where each writer and node stands, for a failure's report.
+  std::string State() const {
+    std::string state;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      state += "client at " + writers_[i].name + ": " +
+               std::to_string(Values(*writers_[i].doc, list_id_)) + " values, " +
+               std::to_string(writers_[i].client->unconfirmed(kName)) + " unconfirmed" +
+               (writers_[i].client->connected() ? "" : ", not connected") + "; node " +
+               nodes_[i].name + ": " +
+               (read_[i] ? std::to_string(Values(*read_[i], list_id_)) : "?") + " values\n";
+    }
+    return state;
+  }
+
+  size_t attempted() const {
+    size_t n = 0;
+    for (const Writer& writer : writers_) n += writer.written.size();
+    return n;
+  }
+  const std::array<ChaosNode, 3>& nodes() const { return nodes_; }
+  const std::array<ChaosLink, 2>& links() const { return links_; }
+  const std::string& events() const { return events_; }
+
+ private:
+  int Draw(int least, int most) { return std::uniform_int_distribution<int>(least, most)(rng_); }
+  void Note(int step, const char* what, const std::string& name) {
+    events_ += std::to_string(step) + " " + what + name + "; ";
+  }
+  // How many, and the first.
+  static std::string Some(const std::vector<std::string>& keys) {
+    return std::to_string(keys.size()) + (keys.empty() ? "" : " (" + keys.front() + ", ...)");
+  }
+
+  std::mt19937 rng_;
+  TempDir dir_;
+  boost::asio::io_context io_;
+  std::array<ChaosNode, 3> nodes_{ChaosNode{"a"}, ChaosNode{"b"}, ChaosNode{"c"}};
+  std::array<ChaosLink, 2> links_{ChaosLink{"b->a"}, ChaosLink{"c->b"}};
+  Document board_{codec::Kind::kObject};
+  codec::Id list_id_;
+  std::array<Writer, 3> writers_{Writer{"a"}, Writer{"b"}, Writer{"c"}};
+  std::array<std::unique_ptr<aweft::Client>, 3> readers_;
+  std::array<Document*, 3> read_{};  // Owned by readers_.
+  std::string events_;  // The plan as it ran: "STEP kill b; ...".
+};
 
 TEST_CASE("a chain of three nodes under writes, kills and cut links converges and keeps "
           "every write confirmed durable",
@@ -309,202 +574,35 @@ TEST_CASE("a chain of three nodes under writes, kills and cut links converges an
   std::printf("chaos: seed %llu, %llu s (%d steps of %lld ms)\n",
               static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seconds),
               steps, static_cast<long long>(kStep.count()));
-  std::mt19937 rng(static_cast<uint32_t>(seed));
-  auto draw = [&](int least, int most) {
-    return std::uniform_int_distribution<int>(least, most)(rng);
-  };
+  std::fflush(stdout);
 
-  // The chain a <- b <- c, each upstream through a proxy.
-  TempDir dir;
-  boost::asio::io_context io;
-  std::array<ChaosNode, 3> nodes{ChaosNode{"a"}, ChaosNode{"b"}, ChaosNode{"c"}};
-  std::array<ChaosLink, 2> links{ChaosLink{"b->a"}, ChaosLink{"c->b"}};
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    std::vector<std::string> extra;
-    if (i > 0) extra = {"--upstream", links[i - 1].proxy->url()};
-    nodes[i].process = std::make_unique<NodeProcess>(dir.path() + "/" + nodes[i].name, extra);
-    nodes[i].port = nodes[i].process->Start();
-    nodes[i].up = true;
-    if (i < links.size()) links[i].proxy = std::make_unique<LinkProxy>(nodes[i].port);
-  }
-
-  // A client at each node writes to one list; the first brings the document.
-  Document board(codec::Kind::kObject);
-  Observable& list = board.Create(codec::Kind::kArray);
-  REQUIRE(board.Set(board.root(), "list", sync::Attach(list)));
-  const codec::Id list_id = list.id();
-  std::array<Writer, 3> writers{Writer{"a"}, Writer{"b"}, Writer{"c"}};
-  writers[0].client = ClientAt(io, nodes[0].port);
-  writers[0].doc = &board;
-  REQUIRE(writers[0].client->Share(kName, board));
-  REQUIRE(RunUntil(io, [&] { return writers[0].client->unconfirmed(kName) == 0; }));
-  for (size_t i = 1; i < writers.size(); ++i) {
-    writers[i].client = ClientAt(io, nodes[i].port);
-    writers[i].doc = OpenWhenHeld(io, *writers[i].client);
-    REQUIRE(writers[i].doc);
-  }
-  // A node may hold the name before the list reaches it from above.
-  REQUIRE(RunUntil(io, [&] {
-    for (const Writer& writer : writers) {
-      if (!writer.doc->Find(list_id)) return false;
-    }
-    return true;
-  }, std::chrono::milliseconds(20000)));
-
-  // The plan: each node is killed every 1-5 s and down for 0.1-1.5 s; each
-  // link is cut every 0.5-4 s for 0.2-3 s; each writer writes 0-3 times a
-  // step. Every draw happens at a fixed point of a step, so the seed alone
-  // fixes the plan.
-  for (ChaosNode& node : nodes) node.next = draw(10, 100);
-  for (ChaosLink& link : links) link.next = draw(10, 80);
-  std::string events;
+  ChaosRun run(static_cast<uint32_t>(seed));
+  run.Start();
   const auto began = Clock::now();
-  for (int step = 0; step < steps; ++step) {
-    for (ChaosNode& node : nodes) {
-      if (step < node.next) continue;
-      if (node.up) {
-        Kill(node);
-        node.next = step + draw(2, 30);
-        events += std::to_string(step) + " kill " + node.name + "; ";
-      } else {
-        Restart(node);
-        node.next = step + draw(20, 100);
-        events += std::to_string(step) + " start " + node.name + "; ";
-      }
-    }
-    for (ChaosLink& link : links) {
-      if (step < link.next) continue;
-      if (link.cut) {
-        link.proxy->Restore();
-        link.next = step + draw(10, 80);
-        events += std::to_string(step) + " restore " + link.name + "; ";
-      } else {
-        link.proxy->Cut();
-        ++link.cuts;
-        link.next = step + draw(4, 60);
-        events += std::to_string(step) + " cut " + link.name + "; ";
-      }
-      link.cut = !link.cut;
-    }
-    for (Writer& writer : writers) {
-      for (int n = draw(0, 3); n > 0; --n) {
-        Observable* mine = writer.doc->Find(list_id);
-        REQUIRE(mine);
-        std::string key = writer.name + "-" + std::to_string(writer.written.size());
-        REQUIRE(writer.doc->Push(*mine, key));
-        writer.written.push_back(std::move(key));
-      }
-    }
-    RunFor(io, kStep);
-    for (ChaosNode& node : nodes) Watch(node);
-    for (Writer& writer : writers) writer.Update();
-  }
-  const double chaos_seconds = std::chrono::duration<double>(Clock::now() - began).count();
-  std::vector<std::string> confirmed;  // The ledger.
-  for (Writer& writer : writers) {
-    confirmed.insert(confirmed.end(), writer.written.begin(),
-                     writer.written.begin() + static_cast<ptrdiff_t>(writer.confirmed));
-  }
-  const size_t ledger = confirmed.size();
-  INFO("plan: " << events);
+  for (int step = 0; step < steps; ++step) run.Step(step);
+  const double ran = std::chrono::duration<double>(Clock::now() - began).count();
+  const std::vector<std::string> ledger = run.Ledger();
+  INFO("plan: " << run.events());
 
-  // Everything back; then every client confirmed and every node and client
-  // in one state, read at each node by a client of its own.
-  for (ChaosNode& node : nodes) {
-    if (!node.up) Restart(node);
-  }
-  for (ChaosLink& link : links) {
-    if (link.cut) link.proxy->Restore();
-    link.cut = false;
-  }
   const auto settling = Clock::now();
-  std::array<std::unique_ptr<aweft::Client>, 3> reader_clients;
-  std::array<Document*, 3> readers{};
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    reader_clients[i] = ClientAt(io, nodes[i].port);
-    readers[i] = OpenWhenHeld(io, *reader_clients[i]);
-    INFO("reading node " << nodes[i].name);
-    REQUIRE(readers[i]);
-  }
-  std::vector<Document*> all{writers[0].doc, writers[1].doc, writers[2].doc,
-                             readers[0],     readers[1],     readers[2]};
-  auto settled = [&] {
-    for (ChaosNode& node : nodes) Watch(node);
-    for (Writer& writer : writers) {
-      if (!writer.client->connected() || writer.client->unconfirmed(kName) != 0) return false;
-    }
-    const sync::Snapshot first = sync::TakeSnapshot(*all[0]);
-    for (size_t i = 1; i < all.size(); ++i) {
-      if (!(sync::TakeSnapshot(*all[i]) == first)) return false;
-    }
-    return true;
-  };
-  bool converged = false;
-  while (!(converged = settled()) && Clock::now() - settling < kSettleLimit) {
-    RunFor(io, std::chrono::milliseconds(200));
-  }
-  const double settle_seconds = std::chrono::duration<double>(Clock::now() - settling).count();
-  for (Writer& writer : writers) writer.Update();
-
-  std::string state;
-  for (size_t i = 0; i < writers.size(); ++i) {
-    state += "client at " + writers[i].name + ": " +
-             std::to_string(Values(*writers[i].doc, list_id)) + " values, " +
-             std::to_string(writers[i].client->unconfirmed(kName)) + " unconfirmed; node " +
-             nodes[i].name + ": " + std::to_string(Values(*readers[i], list_id)) +
-             " values; log: " + nodes[i].log + "\n";
-  }
-  INFO(state);
+  const bool converged = run.Settle();
+  const double settled = std::chrono::duration<double>(Clock::now() - settling).count();
+  INFO(run.State());
   CHECK(converged);
-  for (const ChaosNode& node : nodes) {
-    INFO("node " << node.name);
-    CHECK(node.died.empty());
-  }
+  const bool all = run.Verify(ledger);
 
-  // Every write (each client kept what was unconfirmed and re-sent it), so
-  // the ledger's above all, is on every node exactly once, and nothing else.
-  std::map<std::string, int> expected;
-  for (const Writer& writer : writers) {
-    CHECK(writer.confirmed == writer.written.size());
-    for (const std::string& key : writer.written) ++expected[key];
-  }
-  bool all_present = true;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::map<std::string, int> counts = Count(*readers[i], list_id);
-    std::vector<std::string> lost, doubled, extra;
-    for (const std::string& key : confirmed) {
-      auto it = counts.find(key);
-      if (it == counts.end()) lost.push_back(key);
-    }
-    for (const auto& [key, count] : counts) {
-      if (!expected.count(key)) extra.push_back(key);
-      if (count > 1) doubled.push_back(key + " x" + std::to_string(count));
-    }
-    size_t unconfirmed_missing = 0;
-    for (const auto& [key, n] : expected) unconfirmed_missing += counts.count(key) ? 0 : 1;
-    INFO("node " << nodes[i].name << ": " << lost.size() << " confirmed writes lost, e.g. "
-                 << (lost.empty() ? "" : lost.front()) << "; " << doubled.size()
-                 << " doubled, e.g. " << (doubled.empty() ? "" : doubled.front()) << "; "
-                 << extra.size() << " unknown; " << unconfirmed_missing
-                 << " writes missing in all");
-    CHECK(lost.empty());
-    CHECK(doubled.empty());
-    CHECK(extra.empty());
-    CHECK(unconfirmed_missing == 0);
-    all_present = all_present && lost.empty() && doubled.empty() && extra.empty() &&
-                  unconfirmed_missing == 0;
-  }
-
-  size_t attempted = 0;
-  for (const Writer& writer : writers) attempted += writer.written.size();
-  std::printf("chaos: ran %.1f s, settled in %.1f s%s\n", chaos_seconds, settle_seconds,
+  const auto& nodes = run.nodes();
+  const auto& links = run.links();
+  std::printf("chaos: ran %.1f s, settled in %.1f s%s\n", ran, settled,
               converged ? "" : " (DID NOT CONVERGE)");
   std::printf("chaos: kills a %d, b %d, c %d; link cuts b->a %d, c->b %d\n", nodes[0].kills,
               nodes[1].kills, nodes[2].kills, links[0].cuts, links[1].cuts);
   std::printf("chaos: writes %zu attempted, %zu confirmed durable during the run (ledger); "
               "every write on every node once: %s\n",
-              attempted, ledger, all_present ? "yes" : "NO");
-  std::printf("chaos: plan: %s\n", events.c_str());
+              run.attempted(), ledger.size(), all ? "yes" : "NO");
+  std::printf("chaos: lines logged at warn and above: a %d, b %d, c %d\n", nodes[0].warnings,
+              nodes[1].warnings, nodes[2].warnings);
+  std::printf("chaos: plan: %s\n", run.events().c_str());
 }
 
 }  // namespace
