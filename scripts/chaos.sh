@@ -22,7 +22,8 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${AWEFT_BUILD_TYPE:-RelWithD
 cmake --build "$build" --parallel "${AWEFT_BUILD_JOBS:-1}" --target node_process_tests \
   >"$build/chaos-build.log" 2>&1 || { tail -n 40 "$build/chaos-build.log" >&2; exit 1; }
 
-# The run itself, the settling (60 s at most) and the starts, with room.
+# The run itself (steps stretch when starting nodes), the settling (30 s at
+# most) and the setup, with room.
 limit=$((seconds * 3 + 180))
 echo "chaos: ${seconds}s with seed $seed (log: $build/chaos.log)"
 status=0

@@ -600,7 +600,7 @@ TEST_CASE("a chain of three nodes under writes, kills and cut links converges an
   std::printf("chaos: writes %zu attempted, %zu confirmed durable during the run (ledger); "
               "every write on every node once: %s\n",
               run.attempted(), ledger.size(), all ? "yes" : "NO");
-  std::printf("chaos: lines logged at warn and above: a %d, b %d, c %d\n", nodes[0].warnings,
+  std::printf("chaos: lines logged at warning and above: a %d, b %d, c %d\n", nodes[0].warnings,
               nodes[1].warnings, nodes[2].warnings);
   std::printf("chaos: plan: %s\n", run.events().c_str());
 }
