@@ -11,7 +11,6 @@
 // same interleaving. AWEFT_CHAOS_LOG_DIR=DIR keeps each node's whole log, at
 // info, in DIR/NAME.log.
 
-#include <fcntl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -21,7 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -149,24 +147,6 @@ class LinkProxy {
   std::set<std::shared_ptr<Pair>> pairs_;
   bool cut_ = false;
 };
-
-// NodeProcess forks without closing the test's descriptors, and asio opens
-// sockets without close-on-exec, so each node would inherit the test's
-// sockets. A node holding a copy of a proxied socket keeps that connection
-// open after the proxy closes it (no FIN while a copy is open): the node that
-// dialed through it then sees a dead link until its 60 s idle timeout. So
-// every descriptor is marked close-on-exec before a node starts. The test
-// makes all its sockets on this thread, so none appears in between.
-void CloseOnExec() {
-  std::vector<int> fds;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    fds.push_back(std::stoi(entry.path().filename().string()));
-  }
-  for (const int fd : fds) {
-    const int flags = fcntl(fd, F_GETFD);
-    if (fd > 2 && flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-  }
-}
 
 // One node of the chain: killed and restarted on the same port and data.
 struct ChaosNode {
@@ -298,7 +278,6 @@ void Restart(ChaosNode& node) {
   // The port was ours a moment ago; retry in case it is slow to free.
   for (int attempt = 0;; ++attempt) {
     try {
-      CloseOnExec();
       node.process->Start(node.port);
       node.up = true;
       return;
@@ -347,7 +326,6 @@ class ChaosRun {
       if (i > 0) extra = {"--upstream", links_[i - 1].proxy->url()};
       if (std::getenv("AWEFT_CHAOS_LOG_DIR")) extra.insert(extra.end(), {"--log-level", "info"});
       nodes_[i].process = std::make_unique<NodeProcess>(dir_.path() + "/" + nodes_[i].name, extra);
-      CloseOnExec();
       nodes_[i].port = nodes_[i].process->Start();
       nodes_[i].up = true;
       if (i < links_.size()) links_[i].proxy = std::make_unique<LinkProxy>(io_, nodes_[i].port);

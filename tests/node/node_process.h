@@ -59,6 +59,9 @@ class NodeProcess {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
+      // Nothing of the test's (its sockets above all) goes with the node: a
+      // copy held there keeps a connection the test closes from ending.
+      close_range(3, ~0U, 0);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
