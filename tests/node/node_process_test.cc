@@ -210,10 +210,14 @@ TEST_CASE("tokens: read-only writes are refused at both ends, and no right means
   const std::string config = f.dir.path() + "/node.toml";
   std::ofstream(config) << "[[tokens]]\ntoken = \"writer-secret\"\nwrite = [\"*\"]\n"
                            "[[tokens]]\ntoken = \"reader-secret\"\nread = [\"public/*\"]\n";
-  NodeProcess node(f.dir.path() + "/data", {"--config", config});
+  NodeProcess node(f.dir.path() + "/data", {"--config", config, "--log-level", "debug"});
   node.Start();
   Document doc(codec::Kind::kObject);
   Client writer(f.io, f.scheduler, node.url(), "writer-secret");
+  Client by_query(f.io, f.scheduler, node.url() + "?token=writer-secret");
+  Document other(codec::Kind::kObject);
+  Shared* queried = f.ShareOrFail(by_query, "public/other", &other);
+  REQUIRE(RunUntil(f.io, [&] { return queried->ready(); }));
   f.ShareOrFail(writer, "public/board", &doc);
   REQUIRE(f.NodeHas(node.url(), "public/board", doc, "writer-secret"));
 
@@ -241,6 +245,10 @@ TEST_CASE("tokens: read-only writes are refused at both ends, and no right means
   Shared* denied = f.ShareOrFail(nobody, "public/board", nullptr);
   REQUIRE(RunUntil(f.io, [&] { return closed; }));
   CHECK(denied->ended());
+  // Tokens, in a header or in the URL, are never in the log.
+  const std::string log = node.Drain();
+  CHECK_THAT(log, Catch::Contains("event=connect"));
+  CHECK_THAT(log, !Catch::Contains("secret"));
 }
 
 TEST_CASE("SIGTERM shuts down gracefully and keeps what it stored", "[node][process]") {
