@@ -109,21 +109,21 @@ Node::Node(Config config, asio::io_context& io)
   options.max_queued_bytes = config_.limits.send_queue_bytes;
   options.idle_timeout = config_.limits.idle_timeout;
   options.max_text = config_.limits.max_text_bytes;
-  if (config_.tls.serving()) {
+  // A certificate or key that cannot be used is a bad setting (exit 2).
+  auto tls = [](auto make) {
     try {
-      server_tls_ = sync::ServerTls(config_.tls.cert_file, config_.tls.key_file);
+      return make();
     } catch (const sync::TlsError& e) {
       throw ConfigError(std::string("config: ") + e.what());
     }
+  };
+  if (config_.tls.serving()) {
+    server_tls_ = tls([&] { return sync::ServerTls(config_.tls.cert_file, config_.tls.key_file); });
     options.tls = server_tls_;
   }
   std::shared_ptr<boost::asio::ssl::context> upstream_tls;
   if (!config_.tls.ca_file.empty()) {
-    try {
-      upstream_tls = sync::ClientTls(config_.tls.ca_file);
-    } catch (const sync::TlsError& e) {
-      throw ConfigError(std::string("config: ") + e.what());
-    }
+    upstream_tls = tls([&] { return sync::ClientTls(config_.tls.ca_file); });
   }
   stored_documents_ = store_->List().size();
   listener_ = std::make_unique<sync::WebSocketListener>(

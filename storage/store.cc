@@ -116,6 +116,7 @@ std::optional<std::string> Store::Impl::WriteInTurn(uint64_t ticket, rocksdb::Wr
   auto wait = std::chrono::milliseconds(10);
   while (status.IsIOError() && options.retry_failed_writes && !stop_retrying) {
     stalled = status.ToString();
+    is_stalled = true;
     retry_wake.wait_for(lock, wait, [&] { return stop_retrying; });
     if (stop_retrying) break;
     wait = std::min(wait * 2, options.retry_interval);
@@ -126,6 +127,7 @@ std::optional<std::string> Store::Impl::WriteInTurn(uint64_t ticket, rocksdb::Wr
     lock.lock();
   }
   stalled.reset();
+  is_stalled = false;
   if (!status.ok()) order_failure = "storage failed: " + status.ToString();
   tickets_written = ticket;
   order_turn.notify_all();
@@ -375,6 +377,7 @@ void Store::Finish(Batch batch) {
 bool Store::pending() const { return !impl_->dirty.empty(); }
 
 std::optional<std::string> Store::Stalled() const {
+  if (!impl_->is_stalled) return std::nullopt;  // Per commit: no lock when all is well.
   std::lock_guard lock(impl_->order_mutex);
   return impl_->stalled;
 }

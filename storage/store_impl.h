@@ -7,6 +7,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -85,6 +86,7 @@ struct Store::Impl {
   uint64_t tickets_written = 0;                   // GUARDED_BY(order_mutex)
   std::optional<std::string> order_failure;       // GUARDED_BY(order_mutex)
   std::optional<std::string> stalled;             // GUARDED_BY(order_mutex)
+  std::atomic<bool> is_stalled{false};            // stalled.has_value(), read without the lock
   bool stop_retrying = false;                     // GUARDED_BY(order_mutex)
   std::condition_variable retry_wake;             // StopRetrying() wakes a retry.
   // Writes `batch` (none: only waits) in `ticket`'s turn. Thread-safe.

@@ -306,22 +306,20 @@ std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor e
   const size_t colon = authority.rfind(':');
   std::string host = authority.substr(0, colon);
   std::string port = colon != std::string::npos ? authority.substr(colon + 1) : tls ? "443" : "80";
-  const std::string bearer = options.bearer;
+  auto start = [&](auto session) {
+    auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
+    asio::co_spawn(executor, session->Dial(session, host, port, path, options.bearer), Rethrow);
+    return channel;
+  };
   if (!tls) {
     using Plain = StreamSession<beast::tcp_stream>;
-    auto session = std::make_shared<Plain>(nullptr, Plain::Stream(executor), options,
-                                           beast::role_type::client);
-    auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
-    asio::co_spawn(executor, Plain::Dial(session, host, port, path, bearer), Rethrow);
-    return channel;
+    return start(std::make_shared<Plain>(nullptr, Plain::Stream(executor), options,
+                                         beast::role_type::client));
   }
   using Tls = StreamSession<TlsStream>;
   auto context = options.tls ? options.tls : SystemTls();
-  auto session = std::make_shared<Tls>(context, Tls::Stream(executor, *context), options,
-                                       beast::role_type::client);
-  auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
-  asio::co_spawn(executor, Tls::Dial(session, host, port, path, bearer), Rethrow);
-  return channel;
+  return start(std::make_shared<Tls>(context, Tls::Stream(executor, *context), options,
+                                     beast::role_type::client));
 }
 
 const WebSocketChannel::Traffic& WebSocketChannel::traffic() const { return session_->traffic; }

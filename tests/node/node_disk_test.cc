@@ -6,8 +6,6 @@
 
 #include <sys/mount.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -18,23 +16,12 @@
 #include "node/client.h"
 #include "sync/snapshot.h"
 #include "tests/node/node_process.h"
+#include "tests/tmpfs.h"
 
 namespace aweft::node::testing {
 namespace {
 
-// A tmpfs of `size` at `path`, unmounted at the end.
-struct Tmpfs {
-  Tmpfs(std::string path, const std::string& size) : path(std::move(path)) {
-    std::filesystem::create_directories(this->path);
-    mounted = mount("tmpfs", this->path.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-    if (!mounted) WARN("skipped: cannot mount a tmpfs here (" << std::strerror(errno) << ")");
-  }
-  ~Tmpfs() {
-    if (mounted) umount2(path.c_str(), MNT_DETACH);
-  }
-  std::string path;
-  bool mounted = false;
-};
+using aweft::testing::Tmpfs;
 
 int Status(const NodeProcess& node, const std::string& route, std::string* body = nullptr) {
   const admin::HttpReply reply = admin::HttpRequest(node.admin_url(), "GET", route);

@@ -2,7 +2,6 @@
 
 #include <rocksdb/db.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,10 +22,13 @@
 #include "sync/random.h"
 #include "sync/snapshot.h"
 #include "tests/storage/temp_dir.h"
+#include "tests/tmpfs.h"
 #include "tests/sync/editor.h"
 
 namespace aweft::storage {
 namespace {
+
+using aweft::testing::Tmpfs;
 
 using codec::Reason;
 using testing::TempDir;
@@ -490,16 +492,9 @@ TEST_CASE("a store closed by assigning over it stores what was pending", "[stora
 
 TEST_CASE("a full disk stops the store and nothing unstored is reported", "[storage][disk]") {
   TempDir dir;
-  const std::string mount_point = dir.Sub("tmpfs");
-  std::filesystem::create_directory(mount_point);
-  if (mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=8m") != 0) {
-    WARN("skipped: cannot mount a tmpfs here (" << strerror(errno) << ")");
-    return;
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mount_point};
+  Tmpfs disk(dir.Sub("tmpfs"), "8m");
+  if (!disk.mounted) return;
+  const std::string& mount_point = disk.path;
   // Room to free later, so that the store can be reopened on this disk.
   std::ofstream(mount_point + "/filler") << std::string(1 << 20, 'f');
   const std::string path = mount_point + "/store";
@@ -558,29 +553,12 @@ TEST_CASE("a full disk stops the store and nothing unstored is reported", "[stor
   CHECK(sync::FromSnapshot(sync::TakeSnapshot(document)));
 }
 
-// A small tmpfs, unmounted at the end; nullopt (with a warning) where this
-// process may not mount one.
-struct SmallDisk {
-  explicit SmallDisk(std::string path) : path(std::move(path)) {}
-  ~SmallDisk() {
-    if (mounted) umount2(path.c_str(), MNT_DETACH);
-  }
-  bool Mount(const std::string& size) {
-    std::filesystem::create_directory(path);
-    mounted = mount("tmpfs", path.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-    if (!mounted) WARN("skipped: cannot mount a tmpfs here (" << strerror(errno) << ")");
-    return mounted;
-  }
-  std::string path;
-  bool mounted = false;
-};
-
 TEST_CASE("a retrying store waits out a full disk and loses nothing", "[storage][disk]") {
   TempDir dir;
-  SmallDisk disk(dir.Sub("tmpfs"));
   // RocksDB resumes only with room for its memtables (64 MiB) again: the
   // filler leaves 8 MiB to fill, and frees 92.
-  if (!disk.Mount("100m")) return;
+  Tmpfs disk(dir.Sub("tmpfs"), "100m");
+  if (!disk.mounted) return;
   std::ofstream(disk.path + "/filler") << std::string(92 << 20, 'f');
   Options options;
   options.retry_failed_writes = true;
@@ -631,8 +609,8 @@ TEST_CASE("a retrying store waits out a full disk and loses nothing", "[storage]
 
 TEST_CASE("a retrying store gives up when told to, latching", "[storage][disk]") {
   TempDir dir;
-  SmallDisk disk(dir.Sub("tmpfs"));
-  if (!disk.Mount("4m")) return;
+  Tmpfs disk(dir.Sub("tmpfs"), "4m");
+  if (!disk.mounted) return;
   Options options;
   options.retry_failed_writes = true;
   options.retry_interval = std::chrono::milliseconds(20);
