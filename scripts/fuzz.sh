@@ -2,7 +2,8 @@
 # Fuzzes with libFuzzer: configures a clang build in build-fuzz (or
 # $AWEFT_FUZZ_BUILD_DIR), seeds each target's corpus from the conformance
 # fixtures and the inputs kept in tests/fuzz/regressions/<target>/, and runs
-# each target for SECONDS (default 60; --ci: 20), one after the other. Ends
+# each target for SECONDS (default 60; --ci: 20, and a quicker build: the
+# Beast files at -O0, AWEFT_FUZZ_QUICK), one after the other. Ends
 # with one line per target (runs, corpus size). Exits non-zero when a target
 # crashes or breaks one of its checks; the failing input is left in
 # <build>/artifacts/<target>/, and belongs in tests/fuzz/regressions/<target>/
@@ -11,8 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
+quick=OFF
 if [[ "${1:-}" == --ci ]]; then
   seconds=20
+  quick=ON
   shift
 fi
 seconds="${1:-$seconds}"
@@ -23,7 +26,7 @@ targets=(fuzz_decode_commit fuzz_decode_frame fuzz_link_frames fuzz_requests_tex
 if (($# > 0)); then targets=("$@"); fi
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAWEFT_FUZZ=ON -DAWEFT_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAWEFT_FUZZ=ON -DAWEFT_FUZZ_QUICK="$quick" -DAWEFT_TESTS=OFF \
   -DAWEFT_BENCHMARKS=OFF >/dev/null
 cmake --build "$build" --parallel "${AWEFT_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}" >"$build/build.log" 2>&1 ||
   { tail -n 40 "$build/build.log" >&2; exit 1; }

@@ -30,7 +30,7 @@ TEST_CASE("an in-process channel delivers in order and never inside Send",
   // A receiver that sends back is not re-entered either.
   std::vector<uint64_t> echoed;
   a->Receive([&](const codec::Frame& f) { echoed.push_back(TopicOf(f)); });
-  b->Receive([&](const codec::Frame& f) {
+  b->Receive([&, &b = b](const codec::Frame& f) {
     b->Send(codec::LeaveFrame{TopicOf(f) + 10});
     CHECK(echoed.empty());  // Not delivered inside this Send.
   });
