@@ -4,7 +4,11 @@
 // end-to-end latency, bytes per commit and the node's CPU and memory.
 //
 //   aweft-bench --url ws://127.0.0.1:7420/ --clients 100 --writers 1 --rate 1000
-//               --duration 10 [--docs 1] [--light] [--node-pid PID] [--json FILE]
+//               --duration 10 [--docs 1] [--light] [--window N] [--node-pid PID]
+//               [--read-url URL[,URL...]] [--json FILE] [--timeline FILE.csv]
+//               [--plot FILE.png]
+//
+// Every flag is described in docs/benchmarks.md.
 
 #include <unistd.h>
 
@@ -42,7 +46,9 @@ struct Args {
   double duration = 5;
   bool light = false;
   int node_pid = 0;
-  std::string json;
+  int window = 0;  // Commits a writer may have unconfirmed (durable); 0: no bound.
+  std::vector<std::string> read_urls;  // Readers' nodes, round-robin; empty: url.
+  std::string json, timeline, plot;
   std::string prefix = "bench";
 };
 
@@ -61,26 +67,31 @@ bool StampOf(const codec::Commit& commit, double& stamp) {
 }
 
 struct Stats {
-  uint64_t written = 0, confirmed = 0, delivered = 0, wire_bytes = 0, wire_commits = 0;
+  uint64_t written = 0, confirmed = 0, delivered = 0;
   std::vector<float> latency_us;
+  std::vector<double> arrival_us;  // When each latency sample arrived (NowMicros).
+
+  void Delivered(const codec::Commit& commit) {
+    ++delivered;
+    double stamp;
+    if (!StampOf(commit, stamp)) return;
+    const double now = NowMicros();
+    latency_us.push_back(static_cast<float>(now - stamp));
+    arrival_us.push_back(now);
+  }
 };
 
 // A reader that takes frames off the socket and only counts what they
 // carry: no document, no link (--light).
 struct LightReader {
   std::unique_ptr<sync::WebSocketChannel> channel;
-  void Start(asio::io_context& io, sync::Scheduler& scheduler, const Args& args,
+  void Start(asio::io_context& io, sync::Scheduler& scheduler, const std::string& url,
              const std::string& name, Stats& stats) {
-    channel = sync::WebSocketChannel::Dial(io.get_executor(), scheduler, args.url);
+    channel = sync::WebSocketChannel::Dial(io.get_executor(), scheduler, url);
     channel->Receive([&stats](const codec::Frame& frame) {
       const auto* commits = std::get_if<codec::CommitsFrame>(&frame);
       if (!commits) return;
-      const double now = NowMicros();
-      for (const auto& commit : commits->commits) {
-        double stamp;
-        ++stats.delivered;
-        if (StampOf(commit, stamp)) stats.latency_us.push_back(static_cast<float>(now - stamp));
-      }
+      for (const auto& commit : commits->commits) stats.Delivered(commit);
     });
     channel->Send(codec::OpenFrame{1, name, std::nullopt, true});
   }
@@ -96,29 +107,28 @@ struct FullClient {
   uint64_t asked = 0;
   bool asking = false;
 
-  void Start(asio::io_context& io, sync::Scheduler& scheduler, const Args& args,
+  void Start(asio::io_context& io, sync::Scheduler& scheduler, const std::string& url,
              const std::string& name, Stats& stats, bool counts) {
-    channel = sync::WebSocketChannel::Dial(io.get_executor(), scheduler, args.url);
+    this->scheduler = &scheduler;
+    channel = sync::WebSocketChannel::Dial(io.get_executor(), scheduler, url);
     link = std::make_unique<sync::Link>(*channel, scheduler);
     if (auto r = sync::Requests::Open(*channel, io.get_executor())) requests.emplace(std::move(*r));
     sync::ShareHandlers handlers;
     if (counts) {
       handlers.ready = [&stats](sync::Document& document) {
         document.Watch([&stats](const sync::Change& change) {
-          if (change.local) return;
-          double stamp;
-          ++stats.delivered;
-          if (StampOf(change.commit, stamp)) {
-            stats.latency_us.push_back(static_cast<float>(NowMicros() - stamp));
-          }
+          if (!change.local) stats.Delivered(change.commit);
         });
       };
     }
     shared = *link->Share(name, nullptr, handlers);
   }
 
-  bool Write(Stats& stats) {
+  // Writes one edit unless the document is not open yet or `window` edits
+  // already wait for the node's confirmation.
+  bool Write(Stats& stats, int window) {
     if (!shared || !shared->ready()) return false;
+    if (window > 0 && written_here - asked >= static_cast<uint64_t>(window)) return false;
     sync::Document& document = *shared->document();
     (void)document.SetEntry(document.root(), key, NowMicros());
     ++stats.written;
@@ -128,15 +138,20 @@ struct FullClient {
   void Confirm(Stats& stats) {
     if (!requests || asking) return;
     asking = true;
-    const uint64_t mine = written_here;  // Sent before the ask: confirmed by it.
-    requests->Ask("durable", nullptr, [this, &stats, mine](sync::AskResult answer) {
-      asking = false;
-      if (answer && mine > asked) {
-        stats.confirmed += mine - asked;
-        asked = mine;
-      }
+    // Asked after the link's posted flush, so the edits counted here leave
+    // before the ask and its answer covers them.
+    const uint64_t mine = written_here;
+    scheduler->Post([this, &stats, mine] {
+      requests->Ask("durable", nullptr, [this, &stats, mine](sync::AskResult answer) {
+        asking = false;
+        if (answer && mine > asked) {
+          stats.confirmed += mine - asked;
+          asked = mine;
+        }
+      });
     });
   }
+  sync::Scheduler* scheduler = nullptr;
   uint64_t written_here = 0;
 };
 
@@ -190,14 +205,66 @@ Args Parse(int argc, char** argv) {
     else if (flag == "--duration") a.duration = std::stod(next());
     else if (flag == "--light") a.light = true;
     else if (flag == "--node-pid") a.node_pid = std::stoi(next());
+    else if (flag == "--window") a.window = std::stoi(next());
+    else if (flag == "--read-url") {
+      std::istringstream list(next());
+      for (std::string url; std::getline(list, url, ',');) {
+        if (!url.empty()) a.read_urls.push_back(url);
+      }
+    }
     else if (flag == "--json") a.json = next();
+    else if (flag == "--timeline") a.timeline = next();
+    else if (flag == "--plot") a.plot = next();
     else if (flag == "--prefix") a.prefix = next();
     else throw std::runtime_error("unknown flag " + flag + " (see the header of aweft_bench.cc)");
   }
-  if (a.writers < 1 || a.clients < a.writers || a.docs < 1) {
-    throw std::runtime_error("need 1 <= writers <= clients and docs >= 1");
+  if (a.writers < 1 || a.clients < a.writers || a.docs < 1 || a.window < 0) {
+    throw std::runtime_error("need 1 <= writers <= clients, docs >= 1 and window >= 0");
   }
+  if (a.read_urls.empty()) a.read_urls.push_back(a.url);
   return a;
+}
+
+// Latency over the run, in 100 ms buckets of arrival time: one CSV row per
+// bucket with its deliveries and its p50, p99 and max latency in ms.
+std::string Timeline(const Stats& stats, double begin_us) {
+  constexpr double kBucketUs = 1e5;
+  std::vector<std::vector<float>> buckets;
+  for (size_t i = 0; i < stats.arrival_us.size(); ++i) {
+    const double at = stats.arrival_us[i] - begin_us;
+    if (at < 0) continue;
+    const auto b = static_cast<size_t>(at / kBucketUs);
+    if (b >= buckets.size()) buckets.resize(b + 1);
+    buckets[b].push_back(stats.latency_us[i]);
+  }
+  std::string csv = "t_s,deliveries,p50_ms,p99_ms,max_ms\n";
+  char row[128];
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    auto& v = buckets[b];
+    const double max = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+    std::snprintf(row, sizeof row, "%.1f,%zu,%.3f,%.3f,%.3f\n", static_cast<double>(b) / 10,
+                  v.size(), Percentile(v, 0.5) / 1e3, Percentile(v, 0.99) / 1e3, max / 1e3);
+    csv += row;
+  }
+  return csv;
+}
+
+// Draws the timeline with gnuplot (Debian: gnuplot-nox) into a PNG.
+void Plot(const std::string& csv_path, const std::string& png, const std::string& title) {
+  FILE* gnuplot = popen("gnuplot 2>&1", "w");
+  if (!gnuplot) throw std::runtime_error("plot: gnuplot did not start. fix: apt-get install gnuplot-nox");
+  std::fprintf(gnuplot,
+               "set terminal png size 1200,600\nset output '%s'\n"
+               "set datafile separator ','\nset key autotitle columnhead top left\n"
+               "set title '%s'\nset xlabel 'seconds into the run'\n"
+               "set ylabel 'write to reader latency (ms)'\nset logscale y\nset grid\n"
+               "plot '%s' using 1:($3>0?$3:1/0) with lines title 'p50', "
+               "'' using 1:($4>0?$4:1/0) with lines title 'p99', "
+               "'' using 1:($5>0?$5:1/0) with lines title 'max'\n",
+               png.c_str(), title.c_str(), csv_path.c_str());
+  if (pclose(gnuplot) != 0) {
+    throw std::runtime_error("plot: gnuplot failed (is it installed?). fix: apt-get install gnuplot-nox");
+  }
 }
 
 int Run(const Args& args) {
@@ -223,13 +290,16 @@ int Run(const Args& args) {
   for (int c = 0; c < args.clients; ++c) {
     if (c < args.writers) {
       writers.push_back(std::make_unique<FullClient>());
-      writers.back()->Start(io, scheduler, args, name_of(c), stats, false);
-    } else if (args.light) {
+      writers.back()->Start(io, scheduler, args.url, name_of(c), stats, false);
+      continue;
+    }
+    const std::string& url = args.read_urls[(c - args.writers) % args.read_urls.size()];
+    if (args.light) {
       light.push_back(std::make_unique<LightReader>());
-      light.back()->Start(io, scheduler, args, name_of(c), stats);
+      light.back()->Start(io, scheduler, url, name_of(c), stats);
     } else {
       readers.push_back(std::make_unique<FullClient>());
-      readers.back()->Start(io, scheduler, args, name_of(c), stats, true);
+      readers.back()->Start(io, scheduler, url, name_of(c), stats, true);
     }
   }
   const auto settle = Clock::now() + std::chrono::seconds(10);
@@ -242,6 +312,7 @@ int Run(const Args& args) {
   }
   const uint64_t cpu_before = args.node_pid ? CpuTicks(args.node_pid) : 0;
   const auto begin = Clock::now();
+  const double begin_us = NowMicros();
   const auto end = begin + std::chrono::duration<double>(args.duration);
   const double interval_us = args.rate > 0 ? 1e6 * args.writers / args.rate : 0;
   double next_write = NowMicros();
@@ -249,21 +320,39 @@ int Run(const Args& args) {
   while (Clock::now() < end) {
     const double now = NowMicros();
     if (interval_us == 0 || now >= next_write) {
+      // Flat out with a window, a writer fills it each turn (its link sends
+      // the edits in one frame); otherwise it writes once a turn.
+      const bool fill = interval_us == 0 && args.window > 0;
       for (auto& w : writers) {
-        if (w->Write(stats)) ++w->written_here;
+        while (w->Write(stats, args.window)) {
+          ++w->written_here;
+          if (!fill) break;
+        }
       }
       next_write += interval_us;
       if (interval_us > 0 && next_write < now - 1e5) next_write = now;  // Fell behind.
     }
-    if (++turns % 64 == 0 || interval_us > 0) {
+    if (++turns % 64 == 0 || interval_us > 0 || args.window > 0) {
       for (auto& w : writers) w->Confirm(stats);
     }
     io.poll();
     if (interval_us > 0 && next_write > NowMicros()) io.run_for(std::chrono::microseconds(200));
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  for (auto& w : writers) w->Confirm(stats);
-  io.run_for(std::chrono::milliseconds(500));  // Drain what is in flight.
+  // Drain what is in flight: at least 500 ms, and until the node has
+  // confirmed every write (at most 10 s more).
+  const auto drained = Clock::now() + std::chrono::milliseconds(500);
+  const auto give_up = drained + std::chrono::seconds(10);
+  for (;;) {
+    bool confirmed = true;
+    for (auto& w : writers) {
+      w->Confirm(stats);
+      confirmed = confirmed && (!w->requests || w->asked == w->written_here);
+    }
+    const auto now = Clock::now();
+    if ((confirmed && now >= drained) || now >= give_up) break;
+    io.run_for(std::chrono::milliseconds(20));
+  }
   const uint64_t cpu_after = args.node_pid ? CpuTicks(args.node_pid) : 0;
   const double node_cpu = static_cast<double>(cpu_after - cpu_before) / sysconf(_SC_CLK_TCK);
 
@@ -277,7 +366,8 @@ int Run(const Args& args) {
   const double max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
   boost::json::object out{
       {"clients", args.clients}, {"writers", args.writers}, {"docs", args.docs},
-      {"rate", args.rate}, {"light", args.light}, {"seconds", seconds},
+      {"rate", args.rate}, {"light", args.light}, {"window", args.window},
+      {"read_urls", boost::json::value_from(args.read_urls)}, {"seconds", seconds},
       {"written", stats.written}, {"commits_per_s", stats.written / seconds},
       {"durable", stats.confirmed}, {"durable_per_s", stats.confirmed / seconds},
       {"delivered", stats.delivered}, {"deliveries_per_s", stats.delivered / seconds},
@@ -304,6 +394,20 @@ int Run(const Args& args) {
                 PeakKiB(args.node_pid));
   }
   if (!args.json.empty()) std::ofstream(args.json) << boost::json::serialize(out) << "\n";
+  if (!args.timeline.empty() || !args.plot.empty()) {
+    const std::string csv_path = args.timeline.empty() ? args.plot + ".csv" : args.timeline;
+    std::ofstream(csv_path) << Timeline(stats, begin_us);
+    if (!args.plot.empty()) {
+      const std::string title =
+          "aweft-bench: " + std::to_string(args.clients) + " clients, " +
+          std::to_string(args.writers) + " writers, " +
+          (args.rate > 0 ? std::to_string(static_cast<long>(args.rate)) + " commits/s" : "flat out") +
+          ", " + std::to_string(args.docs) + " documents";
+      Plot(csv_path, args.plot, title);
+      if (args.timeline.empty()) std::remove(csv_path.c_str());
+      std::printf("  plot              %s\n", args.plot.c_str());
+    }
+  }
   return stats.written > 0 ? 0 : 1;
 }
 

@@ -11,6 +11,7 @@ packages=(
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev
   chromium
+  gnuplot-nox
 )
 
 missing=()
