@@ -150,6 +150,7 @@ json::object NodeAdmin::Config() const {
           {"admin_token", Masked(c.admin_token)},
           {"log_level", c.log_level},
           {"node_id", c.node_id},
+          {"threads", c.threads},
           {"storage", json::object{{"durability", durability},
                                    {"snapshot_every_commits", c.storage.snapshot_every_commits},
                                    {"snapshot_every_bytes", c.storage.snapshot_every_bytes},

@@ -109,6 +109,9 @@ void Apply(const toml::table& root, Config& config) {
       if (!known) Bad(key, "must be one of trace, debug, info, warn, error");
     } else if (key == "node_id") {
       config.node_id = Text(value, key);
+    } else if (key == "threads") {
+      config.threads = Count(value, key);
+      if (config.threads < 1 || config.threads > 256) Bad(key, "must be from 1 to 256");
     } else if (key == "storage") {
       if (!value.is_table()) Bad(key, "must be a table");
       ApplyStorage(*value.as_table(), config.storage);
@@ -231,6 +234,7 @@ http://127.0.0.1:7421/.
   --log-level LEVEL    trace, debug, info, warn, error    (log_level)
   --node-id ID         this node's id                     (node_id)
   --durability MODE    sync, wal or none                  (storage.durability)
+  --threads N          threads: 1, or 1 + N-1 for sockets (threads)
   --upstream URL       a node to dial and share with      ([[upstreams]] url)
   --tls-cert FILE      serve wss:// and https:// with it  (tls.cert_file)
   --tls-key FILE       the certificate's private key      (tls.key_file)
@@ -290,6 +294,7 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
     else if (flag == "--log-level") snippet = "log_level = " + quote(value);
     else if (flag == "--node-id") snippet = "node_id = " + quote(value);
     else if (flag == "--durability") snippet = "storage.durability = " + quote(value);
+    else if (flag == "--threads") snippet = "threads = " + value;
     else if (flag == "--tls-cert") snippet = "tls.cert_file = " + quote(value);
     else if (flag == "--tls-key") snippet = "tls.key_file = " + quote(value);
     else if (flag == "--tls-ca") snippet = "tls.ca_file = " + quote(value);

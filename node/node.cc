@@ -79,7 +79,8 @@ Node::Node(Config config, asio::io_context& io)
       io_(io),
       channel_scheduler_(io.get_executor()),
       eviction_(io),
-      hello_(io) {
+      hello_(io),
+      stall_watch_(io) {
   auto [host, port] = HostPort(config_.listen, "listen");
   if (config_.tokens.empty() && !Loopback(host)) {
     throw ConfigError("config: 'listen' is " + config_.listen +
@@ -117,6 +118,10 @@ Node::Node(Config config, asio::io_context& io)
       throw ConfigError(std::string("config: ") + e.what());
     }
   };
+  if (config_.threads > 1) {
+    socket_threads_ = std::make_unique<sync::IoThreads>(config_.threads - 1);
+    options.socket_executor = [threads = socket_threads_.get()] { return threads->Next(); };
+  }
   if (config_.tls.serving()) {
     server_tls_ = tls([&] { return sync::ServerTls(config_.tls.cert_file, config_.tls.key_file); });
     options.tls = server_tls_;
@@ -131,8 +136,9 @@ Node::Node(Config config, asio::io_context& io)
       [this](std::unique_ptr<sync::WebSocketChannel> channel) { Accept(std::move(channel)); },
       options);
   StartAdmin();
-  spdlog::info("event=start node={} listen={}:{} admin={} data={} documents={}", config_.node_id,
-               host, listener_->port(), admin_port(), config_.data, stored_documents_);
+  spdlog::info("event=start node={} listen={}:{} admin={} data={} documents={} threads={}",
+               config_.node_id, host, listener_->port(), admin_port(), config_.data,
+               stored_documents_, config_.threads);
   LoadConfirmed();
   for (const Upstream& upstream : config_.upstreams) {
     auto link = std::make_unique<UpstreamLink>();
@@ -349,9 +355,11 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
     // The disk fails writes: say so now rather than answer once it is back.
     if (auto why = Unavailable()) return reply.SendError({"unavailable", *why, {}});
     // Runs after every frame this connection sent before the request, with
-    // the store synced first: all they carried is stored.
+    // the store synced first: all they carried is stored. If the disk fails
+    // that batch meanwhile, WatchStall answers first.
     link_scheduler_->Post([reply] { reply.SendResult(json::object{{"durable", true}}); });
-    return;
+    durable_waiting_.push_back(reply);
+    return WatchStall();
   }
   if (request == "has") {
     const json::object* object = args.if_object();
@@ -636,11 +644,28 @@ void Node::ScheduleEviction() {
   });
 }
 
+void Node::WatchStall() {
+  if (stall_watched_) return;
+  stall_watched_ = true;
+  stall_watch_.expires_after(std::chrono::milliseconds(100));
+  stall_watch_.async_wait([this](boost::system::error_code ec) {
+    stall_watched_ = false;
+    if (ec) return;
+    std::erase_if(durable_waiting_, [](const sync::Reply& r) { return r.answered(); });
+    if (auto why = Unavailable()) {
+      for (const sync::Reply& reply : durable_waiting_) reply.SendError({"unavailable", *why, {}});
+      durable_waiting_.clear();
+    }
+    if (!durable_waiting_.empty() && !stopping_) WatchStall();
+  });
+}
+
 void Node::Shutdown(std::function<void()> done) {
   if (stopping_) return;
   stopping_ = true;
   spdlog::info("event=shutdown connections={} documents={}", connections_.size(), loaded_.size());
   eviction_.cancel();
+  stall_watch_.cancel();
   listener_->Stop();
   if (admin_server_) admin_server_->Stop();
   hello_.cancel();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -18,6 +19,7 @@
 #include "node/config.h"
 #include "node/durable.h"
 #include "storage/store.h"
+#include "sync/io_threads.h"
 #include "sync/link.h"
 #include "sync/requests.h"
 #include "sync/websocket.h"
@@ -26,7 +28,9 @@ namespace aweft::node {
 
 // The replication node: one store, one WebSocket listener for clients and
 // peers, a link per connection, documents loaded on first share and evicted
-// when idle (docs/node.md). Runs on one io_context, on its thread.
+// when idle (docs/node.md). Runs on one io_context, on its thread; with
+// `threads` above 1, the sockets of accepted connections run on threads of
+// their own (threads - 1), their links and documents still here.
 class Node {
  public:
   // Opens the store and binds the listener. Throws ConfigError for settings
@@ -108,6 +112,9 @@ class Node {
              bool created);
   void Drop(Connection& connection);
   void ScheduleEviction();
+  // While durable asks wait for a batch, looks every 100 ms whether the disk
+  // has begun to fail it; if so, answers them `unavailable` at once.
+  void WatchStall();
 
   Config config_;
   boost::asio::io_context& io_;
@@ -117,6 +124,9 @@ class Node {
   // The TLS context the listener and the admin endpoint serve with (null:
   // plain); declared before both, which use it.
   std::shared_ptr<boost::asio::ssl::context> server_tls_;
+  // The threads accepted sockets run on (threads - 1); declared before the
+  // listener and the connections, whose sockets they run.
+  std::unique_ptr<sync::IoThreads> socket_threads_;
   std::unique_ptr<sync::WebSocketListener> listener_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t next_connection_ = 1;
@@ -126,7 +136,9 @@ class Node {
   std::vector<std::unique_ptr<UpstreamLink>> upstreams_;
   // Per (upstream url, document): the store seq the upstream has confirmed.
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
-  boost::asio::steady_timer eviction_, hello_;
+  boost::asio::steady_timer eviction_, hello_, stall_watch_;
+  std::vector<sync::Reply> durable_waiting_;  // Durable asks not yet answered.
+  bool stall_watched_ = false;
   bool stopping_ = false;
   bool stalled_ = false;  // The store was found stalled (for the log).
 

@@ -5,9 +5,13 @@
 
 #include "sync/websocket.h"
 
+#include <atomic>
 #include <deque>
+#include <optional>
 #include <exception>
 #include <type_traits>
+
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -47,62 +51,90 @@ void Rethrow(std::exception_ptr e) {
 }  // namespace
 
 // What a session does that does not depend on its stream: the outbox, the
-// closing and ending, the deadline for last frames.
+// closing and ending, the deadline for last frames. The public calls come
+// from the channel's thread; everything else runs on the socket's. When the
+// two differ (`home` given), each call crosses by a post, in order.
 class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(asio::any_io_executor executor, const Options& options)
+  Session(asio::any_io_executor executor, std::optional<asio::any_io_executor> home,
+          const Options& options)
       : options(options),
+        executor_(executor),
+        home_(std::move(home)),
         wake_(executor, asio::steady_timer::time_point::max()),
         deadline_(executor) {}
   virtual ~Session() = default;
 
   const Options options;
-  WebSocketChannel* owner = nullptr;  // Cleared when the channel goes.
-  Traffic traffic;
+  WebSocketChannel* owner = nullptr;  // The channel's thread only; cleared when it goes.
+
+  Traffic traffic() const { return {bytes_in_.load(), bytes_out_.load(), queued_bytes_.load()}; }
 
   // Queues a message. False, queuing nothing, when it would pass
   // max_queued_bytes.
   bool Send(bool binary, std::string bytes) {
-    if (closing_) return true;
+    const size_t size = bytes.size();
     const size_t limit = options.max_queued_bytes;
-    if (limit > 0 && traffic.queued_bytes + bytes.size() > limit) return false;
-    traffic.queued_bytes += bytes.size();
-    outbox_.emplace_back(binary, std::move(bytes));
-    wake_.cancel();
+    if (limit > 0 && queued_bytes_.load() + size > limit) return false;
+    queued_bytes_ += size;
+    OnSocket([this, binary, bytes = std::move(bytes)]() mutable {
+      if (closing_) {
+        queued_bytes_ -= bytes.size();
+        return;
+      }
+      outbox_.emplace_back(binary, std::move(bytes));
+      wake_.cancel();
+    });
     return true;
   }
 
   // Drops what is queued but not being written, sends `last` (a fault) in
   // its place and closes; ends at once if that takes over 5 s.
   void Abandon(std::string last) {
-    if (closing_) return;
-    const size_t keep = writing_ ? 1 : 0;
-    while (outbox_.size() > keep) {
-      traffic.queued_bytes -= outbox_.back().second.size();
-      outbox_.pop_back();
-    }
-    traffic.queued_bytes += last.size();
-    outbox_.emplace_back(true, std::move(last));
-    ArmDeadline();
-    CloseAfterDrain();
+    OnSocket([this, last = std::move(last)]() mutable {
+      if (closing_) return;
+      const size_t keep = writing_ ? 1 : 0;
+      while (outbox_.size() > keep) {
+        queued_bytes_ -= outbox_.back().second.size();
+        outbox_.pop_back();
+      }
+      queued_bytes_ += last.size();
+      outbox_.emplace_back(true, std::move(last));
+      ArmDeadline();
+      CloseAfterDrainHere();
+    });
   }
 
   // The channel is gone. A session closing already still sends its last
   // frames (a fault that says why, say), for at most 5 s; any other ends now.
   void Release() {
     owner = nullptr;
-    if (!closing_ || ended_) return Fail("the channel was destroyed");
-    ArmDeadline();
+    OnSocket([this] {
+      if (!closing_ || ended_) return Fail("the channel was destroyed");
+      ArmDeadline();
+    });
   }
 
   // Sends what is queued, then closes.
   void CloseAfterDrain() {
+    OnSocket([this] { CloseAfterDrainHere(); });
+  }
+
+  // Ends the connection at once, for `reason`.
+  void Stop(std::string reason) {
+    OnSocket([this, reason = std::move(reason)]() mutable { Fail(std::move(reason)); });
+  }
+
+ protected:
+  virtual void CloseSocket() = 0;
+
+  void CloseAfterDrainHere() {
     closing_ = true;
     wake_.cancel();
     if (!open_) Fail("closed before it opened");
   }
 
-  // Ends the connection at once.
+  // Ends the connection at once (the socket's thread).
   void Fail(std::string reason) {
     closing_ = true;
     if (!ended_) {
@@ -110,16 +142,24 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
       CloseSocket();
       wake_.cancel();
       deadline_.cancel();
-      if (owner) owner->OnEnd(std::move(reason));
+      OnHome([this, reason = std::move(reason)]() mutable {
+        if (owner) owner->OnEnd(std::move(reason));
+      });
     }
   }
 
- protected:
-  virtual void CloseSocket() = 0;
-
   // Hands an arrived message to the channel, if it is still there.
   void Deliver(bool binary, std::string bytes) {
-    if (owner) owner->OnMessage(binary, std::move(bytes));
+    bytes_in_ += bytes.size();
+    OnHome([this, binary, bytes = std::move(bytes)]() mutable {
+      if (owner) owner->OnMessage(binary, std::move(bytes));
+    });
+  }
+
+  // A message left the outbox for the socket.
+  void Sent(size_t bytes) {
+    bytes_out_ += bytes;
+    queued_bytes_ -= bytes;
   }
 
   void ArmDeadline() {
@@ -129,10 +169,32 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  asio::any_io_executor executor_;
+  const std::optional<asio::any_io_executor> home_;
   asio::steady_timer wake_, deadline_;
   std::deque<std::pair<bool, std::string>> outbox_;
   bool open_ = false, closing_ = false, ended_ = false;
   bool writing_ = false;  // outbox_.front() is being written.
+
+ private:
+  // Runs `fn` on the socket's thread: now, when that is this one.
+  template <class Fn>
+  void OnSocket(Fn fn) {
+    if (!home_) return fn();
+    asio::post(executor_, [self = shared_from_this(), fn = std::move(fn)]() mutable { fn(); });
+  }
+  // Runs `fn` on the channel's thread: now, when that is this one. What is
+  // posted holds the session weakly: the channel, not its queued news, keeps
+  // it (and its socket) alive.
+  template <class Fn>
+  void OnHome(Fn fn) {
+    if (!home_) return fn();
+    asio::post(*home_, [weak = weak_from_this(), fn = std::move(fn)]() mutable {
+      if (auto self = weak.lock()) fn();
+    });
+  }
+
+  std::atomic<uint64_t> bytes_in_{0}, bytes_out_{0}, queued_bytes_{0};
 };
 
 namespace {
@@ -148,9 +210,13 @@ class StreamSession final : public WebSocketChannel::Session {
   static constexpr bool kTls = std::is_same_v<Next, TlsStream>;
 
   // `tls` is the context `stream` was made with (null for plain).
+  // `home`: the channel's executor, when it is not the stream's.
   StreamSession(std::shared_ptr<ssl::context> tls, Stream stream,
-                const WebSocketChannel::Options& options, beast::role_type role)
-      : Session(stream.get_executor(), options), tls_(std::move(tls)), stream_(std::move(stream)) {
+                const WebSocketChannel::Options& options, beast::role_type role,
+                std::optional<asio::any_io_executor> home = std::nullopt)
+      : Session(stream.get_executor(), std::move(home), options),
+        tls_(std::move(tls)),
+        stream_(std::move(stream)) {
     stream_.read_message_max(options.max_message);
     stream_.binary(true);
     websocket::stream_base::timeout timeout = websocket::stream_base::timeout::suggested(role);
@@ -234,7 +300,6 @@ class StreamSession final : public WebSocketChannel::Session {
       const bool binary = self->stream_.got_binary();
       std::string bytes = beast::buffers_to_string(buffer.data());
       buffer.consume(n);
-      self->traffic.bytes_in += bytes.size();
       self->Deliver(binary, std::move(bytes));
     }
   }
@@ -259,8 +324,7 @@ class StreamSession final : public WebSocketChannel::Session {
         self->Fail("a write failed: " + ec.message());
         break;
       }
-      self->traffic.bytes_out += bytes.size();
-      self->traffic.queued_bytes -= bytes.size();
+      self->Sent(bytes.size());
       self->outbox_.pop_front();
     }
   }
@@ -322,7 +386,7 @@ std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor e
                                      beast::role_type::client));
 }
 
-const WebSocketChannel::Traffic& WebSocketChannel::traffic() const { return session_->traffic; }
+WebSocketChannel::Traffic WebSocketChannel::traffic() const { return session_->traffic(); }
 
 void WebSocketChannel::Send(const codec::Frame& frame) { SendEncoded(codec::EncodeFrame(frame)); }
 
@@ -369,7 +433,7 @@ void WebSocketChannel::OnMessage(bool binary, std::string bytes) {
     return;
   }
   // Bytes that are not a frame end the link, and the socket under it.
-  if (auto bad = DeliverBytes(bytes)) session_->Fail(std::move(*bad));
+  if (auto bad = DeliverBytes(bytes)) session_->Stop(std::move(*bad));
 }
 
 void WebSocketChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
@@ -377,12 +441,14 @@ void WebSocketChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
 // --- Listener
 
 struct WebSocketListener::State : std::enable_shared_from_this<State> {
-  State(asio::any_io_executor executor, Scheduler& scheduler) : acceptor(executor), scheduler(scheduler) {}
+  State(asio::any_io_executor executor, Scheduler& scheduler)
+      : home(executor), acceptor(executor), scheduler(scheduler) {}
+  const asio::any_io_executor home;  // The listener's, and its channels'.
   tcp::acceptor acceptor;
   Scheduler& scheduler;
   std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel;
   WebSocketChannel::Options options;
-  bool stopped = false;
+  std::atomic<bool> stopped{false};  // Read by handshakes on socket threads.
 
   static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
     while (!self->stopped) {
@@ -391,13 +457,37 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         if (self->stopped || ec == asio::error::operation_aborted) break;
         continue;  // One failed accept does not end the listener.
       }
-      auto executor = self->acceptor.get_executor();
+      // Accepted here, then moved to its thread: no operation pending on
+      // this context refers to a socket of another, whichever is destroyed
+      // first.
+      if (self->options.socket_executor && !MoveTo(self->options.socket_executor(), socket)) {
+        continue;
+      }
+      auto executor = socket.get_executor();
       if (self->options.tls) {
         asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket)), Rethrow);
       } else {
         asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket)), Rethrow);
       }
     }
+  }
+
+  // Re-homes `socket` on `executor`'s context; false (and the socket closed)
+  // if the descriptor cannot be moved.
+  static bool MoveTo(const asio::any_io_executor& executor, tcp::socket& socket) {
+    beast::error_code ec;
+    const auto protocol = socket.local_endpoint(ec).protocol();
+    if (ec) return false;
+    tcp::socket moved(executor);
+    const auto fd = socket.release(ec);
+    if (ec) return false;
+    moved.assign(protocol, fd, ec);
+    if (ec) {
+      ::close(fd);
+      return false;
+    }
+    socket = std::move(moved);
+    return true;
   }
 
   template <class Next>
@@ -430,12 +520,23 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         std::string(request.target()),
         std::string(request[beast::http::field::authorization]),
         peer.address().to_string() + ":" + std::to_string(peer.port())};
+    std::optional<asio::any_io_executor> home;
+    if (self->options.socket_executor) home = self->home;
     auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
-                                             beast::role_type::server);
+                                             beast::role_type::server, home);
     auto channel = std::make_unique<WebSocketChannel>(self->scheduler, session);
     channel->set_handshake(std::move(handshake));
+    if (!home) {
+      session->Start();
+      self->on_channel(std::move(channel));
+      co_return;
+    }
+    // Posted before the loops start, so it is there before anything they
+    // hand to the channel.
+    asio::post(self->home, [self, channel = std::move(channel)]() mutable {
+      if (!self->stopped) self->on_channel(std::move(channel));
+    });
     session->Start();
-    self->on_channel(std::move(channel));
   }
 };
 

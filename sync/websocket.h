@@ -23,7 +23,10 @@ namespace aweft::sync {
 // Frames sent while the connection is still opening are held and sent, in
 // order, once it is open. Bytes that do not decode as a frame end the
 // channel and close the socket; they never reach the process.
-// Lives on the executor's thread; the scheduler must post to that executor.
+// The channel lives on its scheduler's thread. Its socket runs on the executor
+// it was dialed with, or, for an accepted one, on the listener's
+// socket_executor: when that is another thread's, what passes between the
+// two is posted, never shared.
 class WebSocketChannel : public ChannelBase {
  public:
   struct Options {
@@ -50,6 +53,11 @@ class WebSocketChannel : public ChannelBase {
     // certificates. Listening: when set (a ServerTls context), every
     // connection is TLS (wss://). Default: null.
     std::shared_ptr<boost::asio::ssl::context> tls;
+    // Listening: the executor each accepted connection's socket (its
+    // handshakes, reads and writes) runs on, e.g. IoThreads::Next; its
+    // channel and link stay on the listener's executor. Empty: the
+    // listener's own. Default: empty.
+    std::function<boost::asio::any_io_executor()> socket_executor;
   };
 
   // The accepting end's view of the upgrade request that opened it.
@@ -88,7 +96,7 @@ class WebSocketChannel : public ChannelBase {
   struct Traffic {
     uint64_t bytes_in = 0, bytes_out = 0, queued_bytes = 0;
   };
-  const Traffic& traffic() const;
+  Traffic traffic() const;
 
   // For an accepted channel, the upgrade request; empty for a dialed one.
   const Handshake& handshake() const { return handshake_; }

@@ -226,7 +226,7 @@ TEST_CASE("links show each client with its topics, bytes, commits and lag", "[ad
 }
 
 TEST_CASE("/v1/node shows the config in effect with every secret masked", "[admin][process]") {
-  AdminFixture f({"--node-id", "node-one", "--admin-token", "admin-secret-1", "--set",
+  AdminFixture f({"--node-id", "node-one", "--threads", "2", "--admin-token", "admin-secret-1", "--set",
                   R"(tokens=[{token="link-secret-1", write=["*"]}])"});
   HttpReply reply = f.Get("/v1/node", "admin-secret-1");
   REQUIRE(reply.status == 200);
@@ -239,6 +239,7 @@ TEST_CASE("/v1/node shows the config in effect with every secret masked", "[admi
   CHECK(node.at("config").at("tokens").at(0).at("token") == "********");
   CHECK(node.at("config").at("tokens").at(0).at("write").at(0) == "*");
   CHECK(node.at("config").at("storage").at("durability") == "sync");
+  CHECK(node.at("config").at("threads") == 2);
   CHECK(node.at("upstreams").as_array().empty());
   CHECK(node.at("uptime_seconds").to_number<double>() >= 0);
 }

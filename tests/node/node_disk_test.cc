@@ -152,6 +152,16 @@ TEST_CASE("a node on a read-only data directory refuses to start, saying why, an
     aweft::Client writer(io.get_executor(), options);
     REQUIRE(writer.Share("board", board));
     REQUIRE(RunUntil(io, [&] { return writer.connected() && writer.unconfirmed("board") == 0; }));
+    // The node holds the document once another client reads it from there
+    // (a connected writer alone does not say its open was taken); then it
+    // stops cleanly, syncing its store.
+    aweft::Client reader(io.get_executor(), options);
+    sync::Document* copy = nullptr;
+    reader.Open("board", [&](sync::Document& d) { copy = &d; });
+    REQUIRE(RunUntil(io, [&] { return copy && copy->root().Get("kept") != nullptr; },
+                     std::chrono::milliseconds(10000)));
+    node.Signal(SIGTERM);
+    REQUIRE(WEXITSTATUS(node.Wait()) == 0);
   }
   REQUIRE(mount(nullptr, disk.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) == 0);
   {

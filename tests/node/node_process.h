@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -53,6 +54,11 @@ class NodeProcess {
     std::vector<std::string> args{AWEFT_NODE, "--data", data_, "--listen",
                                   "127.0.0.1:" + std::to_string(port), "--admin", "127.0.0.1:0",
                                   "--log-level", "warn"};
+    // The suite runs a second time with the sockets on threads of their own
+    // (tests/node/CMakeLists.txt).
+    if (const char* threads = std::getenv("AWEFT_TEST_NODE_THREADS")) {
+      args.insert(args.end(), {"--threads", threads});
+    }
     args.insert(args.end(), extra_.begin(), extra_.end());
     pid_ = fork();
     if (pid_ == 0) {

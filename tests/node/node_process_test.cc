@@ -159,8 +159,13 @@ TEST_CASE("frames of a mebibyte are accepted", "[node][process]") {
   node.Start();
   Document doc(codec::Kind::kObject);
   Client writer(f.io, f.scheduler, node.url());
-  f.ShareOrFail(writer, "big", &doc);
+  // In the open's state: a frame over a mebibyte (a commit that size would
+  // pass limits.max_commit_bytes).
   REQUIRE(doc.Set(doc.root(), "blob", codec::Bytes{std::string(1 << 20, 'x')}));
+  f.ShareOrFail(writer, "big", &doc);
+  // The node has made the document once it answers the open: a reader's
+  // open taken before that (on another socket thread, say) finds none.
+  REQUIRE(RunUntil(f.io, [&] { return writer.link->stats().frames_in > 0; }));
   Client reader(f.io, f.scheduler, node.url());
   Shared* read = f.ShareOrFail(reader, "big", nullptr);
   REQUIRE(RunUntil(f.io, [&] { return read->ready() && read->document()->root().Get("blob"); }));
@@ -353,6 +358,11 @@ TEST_CASE("a bad setting exits 2 naming it", "[node][process][refusal]") {
   NodeProcess node(f.dir.path() + "/data", {"--set", "storage.durability=fast"});
   CHECK_THROWS(node.Start());
   CHECK(WEXITSTATUS(node.Wait()) == 2);
+  for (const char* threads : {"0", "257", "two"}) {
+    NodeProcess bad(f.dir.path() + "/data", {"--threads", threads});
+    CHECK_THROWS(bad.Start());
+    CHECK(WEXITSTATUS(bad.Wait()) == 2);
+  }
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 #include "sync/websocket.h"
 
 #include <chrono>
+#include <vector>
 #include <memory>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include "sync/io_threads.h"
 #include "sync/link.h"
 #include "sync/snapshot.h"
 
@@ -70,6 +72,102 @@ TEST_CASE("undecodable bytes end the WebSocket channel, not the process",
   REQUIRE(RunUntil(io, [&] { return client_closed; }));
   REQUIRE(RunUntil(io, [&] { return server_closed; }));
   CHECK(accepted->end_reason().rfind("bad-frame", 0) == 0);
+}
+
+TEST_CASE("accepted sockets on threads of their own carry links as on one thread",
+          "[sync][websocket][threads]") {
+  boost::asio::io_context io;
+  AsioScheduler scheduler(io.get_executor());
+  IoThreads threads(2);
+  WebSocketChannel::Options options;
+  options.socket_executor = [&] { return threads.Next(); };
+  std::vector<std::unique_ptr<WebSocketChannel>> accepted;
+  WebSocketListener listener(
+      io.get_executor(), scheduler, "127.0.0.1", 0,
+      [&](std::unique_ptr<WebSocketChannel> c) { accepted.push_back(std::move(c)); }, options);
+  const std::string url = "ws://127.0.0.1:" + std::to_string(listener.port()) + "/";
+  constexpr int kClients = 6, kWrites = 40;
+  std::vector<std::unique_ptr<WebSocketChannel>> dialed;
+  std::vector<std::unique_ptr<Link>> clients;
+  std::vector<Shared*> shares;
+  for (int i = 0; i < kClients; ++i) {
+    dialed.push_back(WebSocketChannel::Dial(io.get_executor(), scheduler, url));
+    clients.push_back(std::make_unique<Link>(*dialed.back(), scheduler));
+    auto shared = clients.back()->Share("board", nullptr);
+    REQUIRE(shared);
+    shares.push_back(*shared);
+  }
+  REQUIRE(RunUntil(io, [&] { return accepted.size() == kClients; }));
+  Document source(Kind::kObject);
+  std::vector<std::unique_ptr<Link>> servers;
+  for (auto& channel : accepted) {
+    servers.push_back(std::make_unique<Link>(*channel, scheduler));
+    REQUIRE(servers.back()->Share("board", &source));
+  }
+  REQUIRE(RunUntil(io, [&] {
+    for (Shared* s : shares) if (!s->ready()) return false;
+    return true;
+  }));
+  // Every client writes keys of its own; the server's links forward each to
+  // the rest through the one document.
+  for (int n = 0; n < kWrites; ++n) {
+    for (int i = 0; i < kClients; ++i) {
+      Document& copy = *shares[i]->document();
+      REQUIRE(copy.Set(copy.root(), "k" + std::to_string(i) + "-" + std::to_string(n),
+                       static_cast<double>(n)));
+    }
+  }
+  const std::string want_keys = std::to_string(kClients * kWrites);
+  REQUIRE(RunUntil(io, [&] {
+    for (Shared* s : shares) {
+      if (TakeSnapshot(*s->document()) != TakeSnapshot(source)) return false;
+    }
+    return source.root().Get("k0-" + std::to_string(kWrites - 1)) != nullptr &&
+           source.root().Get("k" + std::to_string(kClients - 1) + "-" +
+                             std::to_string(kWrites - 1)) != nullptr;
+  }));
+  for (auto& channel : accepted) {
+    const auto traffic = channel->traffic();
+    CHECK(traffic.bytes_in > 0);
+    CHECK(traffic.bytes_out > 0);
+  }
+  // Text reaches the channel's thread. Each client names itself, which
+  // pairs the accepted channels (in the order their handshakes ended) with
+  // the dialed ones.
+  std::vector<int> peer(kClients, -1);  // Dialed index -> accepted index.
+  for (int j = 0; j < kClients; ++j) {
+    accepted[j]->OnText([&, j](const std::string& t) { peer[std::stoi(t)] = j; });
+  }
+  for (int i = 0; i < kClients; ++i) dialed[i]->SendText(std::to_string(i));
+  REQUIRE(RunUntil(io, [&] {
+    for (int j : peer) if (j < 0) return false;
+    return true;
+  }));
+  // Bytes that are no frame end the connection from the channel's thread,
+  // and both ends hear it.
+  WebSocketChannel& bad = *accepted[peer[0]];
+  bool server_closed = false, client_closed = false;
+  bad.Closed([&] { server_closed = true; });
+  dialed[0]->Closed([&] { client_closed = true; });
+  dialed[0]->SendBinary("\x64open");
+  REQUIRE(RunUntil(io, [&] { return server_closed && client_closed; }));
+  CHECK(bad.end_reason().rfind("bad-frame", 0) == 0);
+  // A link closed by this end sends what it queued first.
+  bool last_closed = false;
+  dialed[1]->Closed([&] { last_closed = true; });
+  Document& before = *shares[1]->document();
+  REQUIRE(source.Set(source.root(), "last", true));
+  servers[peer[1]]->Close();
+  REQUIRE(RunUntil(io, [&] { return last_closed; }));
+  CHECK(before.root().Get("last") != nullptr);
+  // Channels destroyed while their sockets run elsewhere; then the threads.
+  servers.clear();
+  accepted.clear();
+  REQUIRE(RunUntil(io, [&] {
+    for (auto& channel : dialed) if (!channel->ended()) return false;
+    return true;
+  }));
+  threads.Join();
 }
 
 }  // namespace
