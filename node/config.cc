@@ -110,8 +110,9 @@ void Apply(const toml::table& root, Config& config) {
     } else if (key == "node_id") {
       config.node_id = Text(value, key);
     } else if (key == "threads") {
-      config.threads = Count(value, key);
-      if (config.threads < 1 || config.threads > 256) Bad(key, "must be from 1 to 256");
+      auto threads = value.value<int64_t>();
+      if (!threads || *threads < 1 || *threads > 256) Bad(key, "must be a whole number from 1 to 256");
+      config.threads = static_cast<uint64_t>(*threads);
     } else if (key == "storage") {
       if (!value.is_table()) Bad(key, "must be a table");
       ApplyStorage(*value.as_table(), config.storage);
@@ -294,7 +295,11 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
     else if (flag == "--log-level") snippet = "log_level = " + quote(value);
     else if (flag == "--node-id") snippet = "node_id = " + quote(value);
     else if (flag == "--durability") snippet = "storage.durability = " + quote(value);
-    else if (flag == "--threads") snippet = "threads = " + value;
+    else if (flag == "--threads") {
+      // Not a number: quoted, so the error is the key's, not TOML's.
+      const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+      snippet = "threads = " + (digits ? value : quote(value));
+    }
     else if (flag == "--tls-cert") snippet = "tls.cert_file = " + quote(value);
     else if (flag == "--tls-key") snippet = "tls.key_file = " + quote(value);
     else if (flag == "--tls-ca") snippet = "tls.ca_file = " + quote(value);
