@@ -15,11 +15,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -135,8 +137,10 @@ struct FullClient {
     return true;
   }
 
+  // Asks the node whether this writer's edits are stored, when some wait
+  // for that answer and no ask is in flight: one ask at a time, none idle.
   void Confirm(Stats& stats) {
-    if (!requests || asking) return;
+    if (!requests || asking || written_here == asked) return;
     asking = true;
     // Asked after the link's posted flush, so the edits counted here leave
     // before the ask and its answer covers them.
@@ -189,6 +193,41 @@ double Percentile(std::vector<float>& v, double p) {
   return v[at];
 }
 
+constexpr const char* kUsage = R"(usage: aweft-bench [flags]   (docs/benchmarks.md)
+  --url URL             the node writers dial          (ws://127.0.0.1:7420/)
+  --read-url URL[,...]  the nodes readers dial         (--url)
+  --clients N           clients, writers included      (10)
+  --writers W           of them, writers               (1)
+  --docs D              documents                      (1)
+  --prefix P            documents' name prefix         (bench)
+  --rate R              commits/s over all writers; 0 flat out (0)
+  --window N            edits a writer may have unconfirmed; 0 no bound (0)
+  --duration S          seconds of writing             (5)
+  --light               readers count frames, apply nothing
+  --node-pid PID        the node's process, for CPU and memory
+  --json FILE           the figures as JSON
+  --timeline FILE.csv   latency per 100 ms
+  --plot FILE.png       the timeline as a PNG (gnuplot-nox)
+)";
+
+// A flag's number, or a refusal naming the flag.
+template <class T>
+T Number(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  T value{};
+  try {
+    if constexpr (std::is_floating_point_v<T>) value = static_cast<T>(std::stod(text, &used));
+    else value = static_cast<T>(std::stoi(text, &used));
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) {
+    throw std::runtime_error(flag + ": \"" + text + "\" is not a number. fix: give one, e.g. " +
+                             flag + " 10");
+  }
+  return value;
+}
+
 Args Parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -197,15 +236,19 @@ Args Parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error(flag + " needs a value");
       return argv[++i];
     };
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    }
     if (flag == "--url") a.url = next();
-    else if (flag == "--clients") a.clients = std::stoi(next());
-    else if (flag == "--writers") a.writers = std::stoi(next());
-    else if (flag == "--docs") a.docs = std::stoi(next());
-    else if (flag == "--rate") a.rate = std::stod(next());
-    else if (flag == "--duration") a.duration = std::stod(next());
+    else if (flag == "--clients") a.clients = Number<int>(flag, next());
+    else if (flag == "--writers") a.writers = Number<int>(flag, next());
+    else if (flag == "--docs") a.docs = Number<int>(flag, next());
+    else if (flag == "--rate") a.rate = Number<double>(flag, next());
+    else if (flag == "--duration") a.duration = Number<double>(flag, next());
     else if (flag == "--light") a.light = true;
-    else if (flag == "--node-pid") a.node_pid = std::stoi(next());
-    else if (flag == "--window") a.window = std::stoi(next());
+    else if (flag == "--node-pid") a.node_pid = Number<int>(flag, next());
+    else if (flag == "--window") a.window = Number<int>(flag, next());
     else if (flag == "--read-url") {
       std::istringstream list(next());
       for (std::string url; std::getline(list, url, ',');) {
@@ -216,10 +259,12 @@ Args Parse(int argc, char** argv) {
     else if (flag == "--timeline") a.timeline = next();
     else if (flag == "--plot") a.plot = next();
     else if (flag == "--prefix") a.prefix = next();
-    else throw std::runtime_error("unknown flag " + flag + " (see the header of aweft_bench.cc)");
+    else throw std::runtime_error("unknown flag " + flag + ". fix: see aweft-bench --help");
   }
-  if (a.writers < 1 || a.clients < a.writers || a.docs < 1 || a.window < 0) {
-    throw std::runtime_error("need 1 <= writers <= clients, docs >= 1 and window >= 0");
+  if (a.writers < 1 || a.clients < a.writers || a.docs < 1 || a.window < 0 || a.rate < 0 ||
+      a.duration <= 0) {
+    throw std::runtime_error(
+        "need 1 <= writers <= clients, docs >= 1, window >= 0, rate >= 0 and duration > 0");
   }
   if (a.read_urls.empty()) a.read_urls.push_back(a.url);
   return a;

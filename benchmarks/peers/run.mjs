@@ -19,7 +19,7 @@ function usage() {
   --duration S          seconds per scenario point (default 10)
   --search-duration S   seconds per point of the rate search (default 10)
   --quick               a smoke run: 3 s per point, 2 s per search point, a short search
-  --only LIST           comma-separated scenario names or letters (a,b,c,d, or a-rate-full, ...)
+  --only LIST           comma-separated scenario names or letters (a,b,c,d,e, or a-rate-full, ...)
   --rate-a R --rate-b R --rate-c R   the stated rates (commits/s over all writers; 200, 20, 1000)
   --search-light | --search-full     readers used by the rate search (default light)
   --out DIR             raw JSON and logs   (default benchmarks/peers/results)
@@ -148,6 +148,7 @@ async function runPoint(side, point, duration, tag) {
                 "--docs", String(point.docs), "--rate", String(point.rate), "--duration", String(duration),
                 "--node-pid", String(server.pid), "--json", json, "--prefix", "bench"];
   if (point.light) args.push("--light");
+  if (side === "aweft" && point.window) args.push("--window", String(point.window));
   // At a rate only: flat out, a warm-up would leave a backlog of seconds in the sockets.
   if (side === "hocuspocus" && opts.hpWarmup > 0 && point.rate > 0) args.push("--warmup", String(opts.hpWarmup));
   const [cmd, cargs] = side === "aweft" ? [aweftBench, args] : [process.execPath, [join(here, "hocuspocus-bench.mjs"), ...args]];
@@ -187,6 +188,9 @@ async function runPoint(side, point, duration, tag) {
 const A = { clients: 101, writers: 1, docs: 1 };
 const B = { clients: 1010, writers: 10, docs: 1 };
 const C = { clients: 2000, writers: 1000, docs: 1000 };
+// (e) intake: many writers, each alone on its document, no readers. aweft-bench's writers
+// keep at most 512 edits unconfirmed (--window); Hocuspocus' skip a turn past 256 KiB queued.
+const E = { clients: 20, writers: 20, docs: 20, window: 512 };
 const scenarios = [
   { name: "a-rate-full", group: "a", ...A, rate: opts.rateA, light: false },
   { name: "a-rate-light", group: "a", ...A, rate: opts.rateA, light: true },
@@ -198,6 +202,7 @@ const scenarios = [
   { name: "b-flat-light", group: "b", ...B, rate: 0, light: true },
   { name: "c-rate-full", group: "c", ...C, rate: opts.rateC, light: false },
   { name: "c-flat-full", group: "c", ...C, rate: 0, light: false },
+  { name: "e-flat-intake", group: "e", ...E, rate: 0, light: false },
 ];
 const wanted = (s) => !opts.only || opts.only.includes(s.name) || opts.only.includes(s.group);
 const sides = ["aweft", "hocuspocus"];
@@ -351,6 +356,19 @@ table("Generator, bytes and durability", "Generator cores: the median half-secon
   { label: "bytes/commit", get: (r) => r.frame_bytes_per_commit, digits: 1 },
   { label: "durable/s", get: (r) => r.durable_per_s, ratio: false },
 ]);
+const intake = rows.filter((s) => s.group === "e");
+if (intake.length) {
+  lines.push("### Intake: commits the server took per second (many writers)", "",
+    "Scenario (e): every writer alone on its document, flat out, no readers. aweft-node: commits confirmed durable (in RocksDB, fsynced) per second; Hocuspocus: updates acknowledged (SyncStatus: applied in memory, saved to SQLite later) per second.", "",
+    "| point | taken/s aweft | Hocuspocus | a/h | server cores aweft | Hocuspocus |", "|---|---:|---:|---:|---:|---:|");
+  for (const s of intake) {
+    const a = results[s.name].aweft, h = results[s.name].hocuspocus;
+    const ta = a?.durable_per_s, th = h?.acked_per_s;
+    const cores = (r) => r ? r.node_cpu_s / (r.seconds + 0.5) : null;
+    lines.push(`| ${describe(s)} | ${num(ta)} | ${num(th)} | ${ratio(ta, th)} | ${num(cores(a), 2)} | ${num(cores(h), 2)} |`);
+  }
+  lines.push("");
+}
 if (searchResults) {
   lines.push("### Highest write rate held with p99 under 50 ms", "",
     `Scenario (a): 1 document, 1 writer, 100 ${opts.searchLight ? "light" : "full"} readers. Doubling from 100/s, then ${opts.quick ? 2 : 4} bisection steps;`,
@@ -362,7 +380,7 @@ if (searchResults) {
       `${num(t.rate)}/s ${t.ok ? "✓" : "✗"} (p99 ${num(t.p99_ms, 1)} ms, ${num(t.commits_per_s)} written/s, gen ${num(t.gen_cores, 2)} cores)`).join("; ") + ".", "");
   }
 }
-lines.push("Notes: a generator at about 1.00 core is the limit of its point, not the server. aweft-bench's writers keep a `durable` request in flight throughout (at a rate, one is asked again as soon as the last is answered): aweft-node's CPU includes answering them, which matters most with 1,000 writers (c); Hocuspocus' counterpart is the SyncStatus message it sends after applying each update.", "");
+lines.push("Notes: a generator at about 1.00 core is the limit of its point, not the server. aweft-bench's writers keep a `durable` request in flight while edits of theirs are unconfirmed (one at a time): aweft-node's CPU includes answering them, which matters most with 1,000 writers (c); Hocuspocus' counterpart is the SyncStatus message it sends after applying each update.", "");
 lines.push("What each side guarantees when it counts an edit as done: aweft-node forwards and confirms a commit only after it is in RocksDB's WAL and fsynced (durability `sync`); Hocuspocus applies an update in memory, broadcasts it and acknowledges it (SyncStatus), and saves the whole document to SQLite later, on a debounce (2 s after the last change, at most 10 s after the first unsaved one). See README.md.", "");
 writeFileSync(opts.table, lines.join("\n"));
 console.log(lines.join("\n"));
