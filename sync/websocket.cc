@@ -7,9 +7,11 @@
 
 #include <atomic>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <exception>
 #include <type_traits>
+#include <vector>
 
 #include <unistd.h>
 
@@ -449,14 +451,32 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
   std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel;
   WebSocketChannel::Options options;
   std::atomic<bool> stopped{false};  // Read by handshakes on socket threads.
+  // Channels whose sockets opened on a socket thread, on their way to the
+  // listener's. Held here, not in a posted handler, so that Stop destroys any
+  // left while the socket threads still run: a handler dropped by a stopped
+  // io_context would destroy its channel after the threads are gone.
+  std::mutex arriving_mutex;
+  std::vector<std::unique_ptr<WebSocketChannel>> arriving;
+
+  // The listener's thread: hands the arrived channels on.
+  void TakeArriving() {
+    std::vector<std::unique_ptr<WebSocketChannel>> taken;
+    {
+      std::lock_guard lock(arriving_mutex);
+      taken.swap(arriving);
+    }
+    for (auto& channel : taken) {
+      if (!stopped) on_channel(std::move(channel));
+    }
+  }
 
   static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
     while (!self->stopped) {
       auto [ec, socket] = co_await self->acceptor.async_accept(kNoThrow);
-      if (ec) {
-        if (self->stopped || ec == asio::error::operation_aborted) break;
-        continue;  // One failed accept does not end the listener.
-      }
+      // An accept that completed as the listener stopped is dropped: what it
+      // would hand on to (socket_executor, on_channel) may be gone.
+      if (self->stopped || ec == asio::error::operation_aborted) break;
+      if (ec) continue;  // One failed accept does not end the listener.
       // Accepted here, then moved to its thread: no operation pending on
       // this context refers to a socket of another, whichever is destroyed
       // first.
@@ -531,11 +551,14 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
       self->on_channel(std::move(channel));
       co_return;
     }
-    // Posted before the loops start, so it is there before anything they
-    // hand to the channel.
-    asio::post(self->home, [self, channel = std::move(channel)]() mutable {
-      if (!self->stopped) self->on_channel(std::move(channel));
-    });
+    {
+      std::lock_guard lock(self->arriving_mutex);
+      if (self->stopped) co_return;
+      self->arriving.push_back(std::move(channel));
+    }
+    // Posted before the loops start, so the channel is handed on before
+    // anything they post to it.
+    asio::post(self->home, [self] { self->TakeArriving(); });
     session->Start();
   }
 };
@@ -560,8 +583,13 @@ WebSocketListener::~WebSocketListener() { Stop(); }
 uint16_t WebSocketListener::port() const { return state_->acceptor.local_endpoint().port(); }
 
 void WebSocketListener::Stop() {
-  if (state_->stopped) return;
-  state_->stopped = true;
+  std::vector<std::unique_ptr<WebSocketChannel>> dropped;
+  {
+    std::lock_guard lock(state_->arriving_mutex);
+    if (state_->stopped) return;
+    state_->stopped = true;
+    dropped.swap(state_->arriving);
+  }
   beast::error_code ignored;
   state_->acceptor.close(ignored);
 }

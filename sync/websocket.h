@@ -133,6 +133,9 @@ class WebSocketListener {
                     WebSocketChannel::Options options = {});
   ~WebSocketListener();
   uint16_t port() const;
+  // Stops accepting. Channels whose handshake is done but which were not
+  // handed to on_channel yet are destroyed, on this thread: with a
+  // socket_executor, stop (or destroy) the listener while its threads run.
   void Stop();
 
  private:

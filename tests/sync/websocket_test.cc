@@ -170,5 +170,38 @@ TEST_CASE("accepted sockets on threads of their own carry links as on one thread
   threads.Join();
 }
 
+TEST_CASE("a listener stopped while sockets open on other threads leaves nothing behind",
+          "[sync][websocket][threads]") {
+  boost::asio::io_context io;
+  AsioScheduler scheduler(io.get_executor());
+  auto threads = std::make_unique<IoThreads>(2);
+  WebSocketChannel::Options options;
+  options.socket_executor = [&] { return threads->Next(); };
+  std::vector<std::unique_ptr<WebSocketChannel>> accepted;
+  auto listener = std::make_unique<WebSocketListener>(
+      io.get_executor(), scheduler, "127.0.0.1", 0,
+      [&](std::unique_ptr<WebSocketChannel> c) { accepted.push_back(std::move(c)); }, options);
+  const std::string url = "ws://127.0.0.1:" + std::to_string(listener->port()) + "/";
+  constexpr size_t kClients = 20;
+  std::vector<std::unique_ptr<WebSocketChannel>> dialed;
+  for (size_t i = 0; i < kClients; ++i) {
+    dialed.push_back(WebSocketChannel::Dial(io.get_executor(), scheduler, url));
+  }
+  // Stopped with some channels handed over and others still opening or on
+  // their way; then the channels and the threads go, and only then does this
+  // loop run what the threads posted to it.
+  REQUIRE(RunUntil(io, [&] { return !accepted.empty(); }));
+  listener.reset();
+  const size_t handed = accepted.size();
+  accepted.clear();
+  threads.reset();
+  REQUIRE(RunUntil(io, [&] {
+    for (auto& channel : dialed) if (!channel->ended()) return false;
+    return true;
+  }));
+  CHECK(accepted.empty());  // Nothing handed over after the stop.
+  CHECK(handed >= 1);
+}
+
 }  // namespace
 }  // namespace aweft::sync
