@@ -181,7 +181,10 @@ void Client::Probe(const std::string& name,
 
 void Client::OnLost() {
   live_ = false;
-  for (auto& [name, entry] : entries_) entry.shared = nullptr;
+  for (auto& [name, entry] : entries_) {
+    entry.shared = nullptr;
+    entry.sending = false;
+  }
   // Not from inside the channel's own callback: tear down on a later turn.
   std::weak_ptr<Client*> self = self_;
   asio::post(executor_, [self] {
@@ -253,7 +256,10 @@ void Client::Attach(const std::string& name) {
       auto a = self.lock();
       if (!a || !*a) return;
       auto e = (*a)->entries_.find(name);
-      if (e != (*a)->entries_.end()) (*a)->Replay(name, e->second);
+      if (e != (*a)->entries_.end()) {
+        e->second.sending = true;
+        (*a)->Replay(name, e->second);
+      }
       if (user_ready) user_ready(document);
       if (user_synced) user_synced(document);
     };
@@ -261,8 +267,9 @@ void Client::Attach(const std::string& name) {
     auto shared = client.link_->Share(name, entry.document, std::move(handlers), holds);
     if (!shared) return;
     entry.shared = *shared;
-    if (!holds && user_ready) {
-      user_ready(*entry.document);  // The node takes this end's state.
+    if (!holds) {
+      entry.sending = true;  // The node takes this end's state.
+      if (user_ready) user_ready(*entry.document);
     }
   });
 }
@@ -303,7 +310,9 @@ void Client::Confirm() {
       std::map<std::string, size_t> marks;
       std::map<std::string, uint64_t> seqs;
       for (auto& [name, entry] : c.entries_) {
-        marks[name] = entry.unconfirmed.size();
+        // Commits made while the share waits for the node's state are not
+        // sent: the answer must not retire them.
+        marks[name] = entry.sending ? entry.unconfirmed.size() : 0;
         if (c.options_.mark) seqs[name] = c.options_.mark(name);
       }
       c.asking_ = true;

@@ -122,6 +122,10 @@ class Client {
     uint64_t watch = 0;
     std::deque<codec::Commit> unconfirmed;   // Oldest first.
     sync::Shared* shared = nullptr;
+    // The share's commits reach the node: it took this end's state, or sent
+    // its own and the resync is done. Before that a durable answer confirms
+    // none of this entry's commits (the resync would drop them).
+    bool sending = false;
     bool replaying = false;
     bool landing = false;  // A commit from the node is being applied.
   };

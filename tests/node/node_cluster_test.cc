@@ -1,5 +1,6 @@
 // Clusters of aweft-node processes on loopback: chains, restarts, cycles.
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -78,15 +79,16 @@ TEST_CASE("a cycle of three nodes is refused with a clear error and the nodes ke
   TempDir dir;
   boost::asio::io_context io;
   // Fixed ports so each can name the next before it starts.
-  NodeProcess a(dir.path() + "/a", {"--node-id", "node-a", "--upstream", "ws://127.0.0.1:7631/",
-                                    "--log-level", "info"});
-  NodeProcess b(dir.path() + "/b", {"--node-id", "node-b", "--upstream", "ws://127.0.0.1:7632/",
-                                    "--log-level", "info"});
-  NodeProcess c(dir.path() + "/c", {"--node-id", "node-c", "--upstream", "ws://127.0.0.1:7630/",
-                                    "--log-level", "info"});
-  a.Start(7630);
-  b.Start(7631);
-  c.Start(7632);
+  // (The suite's second run, at --threads 2, may run beside the first: its
+  // own ports.)
+  const int base = std::getenv("AWEFT_TEST_NODE_THREADS") ? 7640 : 7630;
+  auto url = [&](int i) { return "ws://127.0.0.1:" + std::to_string(base + i) + "/"; };
+  NodeProcess a(dir.path() + "/a", {"--node-id", "node-a", "--upstream", url(1), "--log-level", "info"});
+  NodeProcess b(dir.path() + "/b", {"--node-id", "node-b", "--upstream", url(2), "--log-level", "info"});
+  NodeProcess c(dir.path() + "/c", {"--node-id", "node-c", "--upstream", url(0), "--log-level", "info"});
+  a.Start(static_cast<uint16_t>(base));
+  b.Start(static_cast<uint16_t>(base + 1));
+  c.Start(static_cast<uint16_t>(base + 2));
   std::string errors;
   const bool found = RunUntil(io, [&] {
     errors += a.Drain() + b.Drain() + c.Drain();
@@ -97,15 +99,20 @@ TEST_CASE("a cycle of three nodes is refused with a clear error and the nodes ke
   CHECK(errors.find("node-a") != std::string::npos);
   CHECK(errors.find("node-b") != std::string::npos);
   CHECK(errors.find("node-c") != std::string::npos);
-  // Each still serves its own clients.
+  // Each still serves its own clients. A document of its own at each: one
+  // made at a reaches b and c through their upstreams, and another document
+  // under that name is refused there (root-mismatch), its commits never
+  // confirmed.
   for (NodeProcess* node : {&a, &b, &c}) {
     aweft::Client::Options options;
     options.url = node->url();
     aweft::Client client(io.get_executor(), options);
     Document doc(codec::Kind::kObject);
-    REQUIRE(client.Share("local", doc));
+    const std::string name = "local-" + node->url();
+    REQUIRE(client.Share(name, doc));
     REQUIRE(doc.Set(doc.root(), "k", 1.0));
-    CHECK(RunUntil(io, [&] { return client.connected() && client.unconfirmed("local") == 0; }));
+    INFO(name);
+    CHECK(RunUntil(io, [&] { return client.connected() && client.unconfirmed(name) == 0; }));
   }
 }
 
