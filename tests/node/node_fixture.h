@@ -24,6 +24,15 @@ struct ClientFixture {
     REQUIRE(shared);
     return *shared;
   }
+  // Shares `doc` from a client that has shared nothing yet and waits until
+  // the node has answered the open, so the document is there: with sockets on
+  // several threads (--threads), another connection's open sent right after
+  // may otherwise reach the node first and find none.
+  sync::Shared* Create(Client& client, const std::string& name, sync::Document& doc) {
+    sync::Shared* shared = ShareOrFail(client, name, &doc);
+    REQUIRE(RunUntil(io, [&] { return client.link->stats().frames_in > 0; }));
+    return shared;
+  }
 };
 
 }  // namespace aweft::node::testing

@@ -86,7 +86,7 @@ TEST_CASE("a reader that stops reading is cut off at its send-queue bound; write
   node.Start();
   Document doc(codec::Kind::kObject);
   Client writer(f.io, f.scheduler, node.url());
-  f.ShareOrFail(writer, "doc", &doc);
+  f.Create(writer, "doc", doc);
   Client fast(f.io, f.scheduler, node.url());
   Shared* read = f.ShareOrFail(fast, "doc", nullptr);
   REQUIRE(RunUntil(f.io, [&] { return read->ready(); }));

@@ -162,10 +162,7 @@ TEST_CASE("frames of a mebibyte are accepted", "[node][process]") {
   // In the open's state: a frame over a mebibyte (a commit that size would
   // pass limits.max_commit_bytes).
   REQUIRE(doc.Set(doc.root(), "blob", codec::Bytes{std::string(1 << 20, 'x')}));
-  f.ShareOrFail(writer, "big", &doc);
-  // The node has made the document once it answers the open: a reader's
-  // open taken before that (on another socket thread, say) finds none.
-  REQUIRE(RunUntil(f.io, [&] { return writer.link->stats().frames_in > 0; }));
+  f.Create(writer, "big", doc);
   Client reader(f.io, f.scheduler, node.url());
   Shared* read = f.ShareOrFail(reader, "big", nullptr);
   REQUIRE(RunUntil(f.io, [&] { return read->ready() && read->document()->root().Get("blob"); }));
@@ -181,7 +178,7 @@ TEST_CASE("after SIGKILL and restart a client resyncs with ids and objects kept"
   REQUIRE(doc.Set(card, "title", std::string("plan")));
   REQUIRE(doc.Set(doc.root(), "card", sync::Attach(card)));
   auto writer = std::make_unique<Client>(f.io, f.scheduler, node.url());
-  f.ShareOrFail(*writer, "doc", &doc);
+  f.Create(*writer, "doc", doc);
   // Seen by a second client: forwarded, so durable on the node first.
   Client witness(f.io, f.scheduler, node.url());
   Shared* seen = f.ShareOrFail(witness, "doc", nullptr);
@@ -291,7 +288,10 @@ TEST_CASE("clients ride out a node killed and restarted: nothing confirmed or of
   sync::Observable& list = doc.Create(codec::Kind::kArray);
   REQUIRE(doc.Set(doc.root(), "list", sync::Attach(list)));
   REQUIRE(alice.Share("board", doc));
-  REQUIRE(RunUntil(f.io, [&] { return alice.connected(); }));
+  // Confirmed once the node has made it from alice's state (bob's open, on
+  // another socket, may otherwise reach the node first and find none).
+  REQUIRE(doc.Set(doc.root(), "by", std::string("alice")));
+  REQUIRE(RunUntil(f.io, [&] { return alice.connected() && alice.unconfirmed("board") == 0; }));
   Document* bobs = nullptr;
   bob.Open("board", [&](Document& d) { bobs = &d; });
   REQUIRE(RunUntil(f.io, [&] { return bobs != nullptr; }));
