@@ -16,8 +16,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -159,11 +161,16 @@ struct FullClient {
   uint64_t written_here = 0;
 };
 
-uint64_t CpuTicks(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// utime + stime, in clock ticks, of a /proc stat file (a process's or a
+// thread's); with `name`, the thread's name too.
+uint64_t CpuTicks(const std::string& stat, std::string* name = nullptr) {
+  std::ifstream in(stat);
   std::string line;
   std::getline(in, line);
-  std::istringstream fields(line.substr(line.rfind(')') + 2));
+  const size_t open = line.find('('), close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return 0;
+  if (name) *name = line.substr(open + 1, close - open - 1);
+  std::istringstream fields(line.substr(close + 2));
   std::string field;
   uint64_t utime = 0, stime = 0;
   for (int i = 3; i <= 15 && fields >> field; ++i) {
@@ -171,6 +178,47 @@ uint64_t CpuTicks(int pid) {
     if (i == 15) stime = std::stoull(field);
   }
   return utime + stime;
+}
+
+uint64_t CpuTicks(int pid) { return CpuTicks("/proc/" + std::to_string(pid) + "/stat"); }
+
+// The node's CPU by thread: its main thread (the documents and links), its
+// socket threads (aweft-io-N), its storage writer (aweft-store), and the
+// rest (RocksDB's own). Ticks per thread id, with the thread's group.
+std::map<int, std::pair<std::string, uint64_t>> ThreadTicks(int pid) {
+  std::map<int, std::pair<std::string, uint64_t>> out;
+  std::error_code ec;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(dir, ec)) {
+    const int tid = std::atoi(task.path().filename().c_str());
+    std::string name;
+    const uint64_t ticks = CpuTicks(task.path().string() + "/stat", &name);
+    const char* group = tid == pid                     ? "main"
+                        : name.rfind("aweft-io-", 0) == 0 ? "io"
+                        : name == "aweft-store"         ? "store"
+                                                        : "other";
+    out[tid] = {group, ticks};
+  }
+  return out;
+}
+
+// Seconds of CPU per group between two ThreadTicks (threads that came and
+// went count what they used while seen), in the order main, io, store, other.
+std::vector<std::pair<std::string, double>> ThreadSeconds(
+    const std::map<int, std::pair<std::string, uint64_t>>& before,
+    const std::map<int, std::pair<std::string, uint64_t>>& after) {
+  std::vector<std::pair<std::string, double>> out{{"main", 0}, {"io", 0}, {"store", 0}, {"other", 0}};
+  for (const auto& [tid, now] : after) {
+    auto it = before.find(tid);
+    const uint64_t then = it == before.end() ? 0 : it->second.second;
+    for (auto& [group, seconds] : out) {
+      if (group == now.first) {
+        seconds += static_cast<double>(now.second - std::min(then, now.second)) /
+                   static_cast<double>(sysconf(_SC_CLK_TCK));
+      }
+    }
+  }
+  return out;
 }
 
 long PeakKiB(int pid) {
@@ -356,6 +404,7 @@ int Run(const Args& args) {
     if (all) break;
   }
   const uint64_t cpu_before = args.node_pid ? CpuTicks(args.node_pid) : 0;
+  const auto threads_before = args.node_pid ? ThreadTicks(args.node_pid) : decltype(ThreadTicks(0)){};
   const auto begin = Clock::now();
   const double begin_us = NowMicros();
   const auto end = begin + std::chrono::duration<double>(args.duration);
@@ -400,6 +449,9 @@ int Run(const Args& args) {
   }
   const uint64_t cpu_after = args.node_pid ? CpuTicks(args.node_pid) : 0;
   const double node_cpu = static_cast<double>(cpu_after - cpu_before) / sysconf(_SC_CLK_TCK);
+  const auto thread_seconds =
+      args.node_pid ? ThreadSeconds(threads_before, ThreadTicks(args.node_pid))
+                    : std::vector<std::pair<std::string, double>>{};
 
   // Bytes on the wire for one commit: a commits frame with one commit.
   codec::Commit sample{{{codec::DeltaType::kReplace, sync::MintId(), {codec::Kind::kMap, std::string(sync::MintId().view())}, codec::Value(123456.789)}}, {}};
@@ -422,6 +474,9 @@ int Run(const Args& args) {
     out["node_cpu_s"] = node_cpu;
     out["node_cpu_us_per_delivery"] = stats.delivered ? 1e6 * node_cpu / stats.delivered : 0.0;
     out["node_peak_kib"] = PeakKiB(args.node_pid);
+    boost::json::object threads;
+    for (const auto& [group, seconds] : thread_seconds) threads[group] = seconds;
+    out["node_cpu_s_by_thread"] = std::move(threads);
   }
   std::printf("clients %d, writers %d, documents %d, %s readers, %.1f s\n", args.clients,
               args.writers, args.docs, args.light ? "light" : "full", seconds);
@@ -437,6 +492,9 @@ int Run(const Args& args) {
     std::printf("  node              %.2f s CPU, %.2f us CPU per delivery, peak %ld KiB\n",
                 node_cpu, stats.delivered ? 1e6 * node_cpu / stats.delivered : 0.0,
                 PeakKiB(args.node_pid));
+    std::printf("  node threads     ");
+    for (const auto& [group, seconds] : thread_seconds) std::printf(" %s %.2f s", group.c_str(), seconds);
+    std::printf(" (CPU)\n");
   }
   if (!args.json.empty()) std::ofstream(args.json) << boost::json::serialize(out) << "\n";
   if (!args.timeline.empty() || !args.plot.empty()) {

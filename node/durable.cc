@@ -1,5 +1,7 @@
 #include "node/durable.h"
 
+#include <pthread.h>
+
 #include <boost/asio/post.hpp>
 
 namespace aweft::node {
@@ -13,7 +15,10 @@ DurableScheduler::DurableScheduler(asio::any_io_executor loop, storage::Store& s
       synced_(std::move(synced)),
       self_(std::make_shared<DurableScheduler*>(this)),
       writer_work_(writer_.get_executor()),
-      thread_([this] { writer_.run(); }) {}
+      thread_([this] {
+        pthread_setname_np(pthread_self(), "aweft-store");
+        writer_.run();
+      }) {}
 
 DurableScheduler::~DurableScheduler() {
   *self_ = nullptr;

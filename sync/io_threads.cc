@@ -1,5 +1,9 @@
 #include "sync/io_threads.h"
 
+#include <pthread.h>
+
+#include <string>
+
 namespace aweft::sync {
 
 IoThreads::IoThreads(size_t count) {
@@ -7,8 +11,12 @@ IoThreads::IoThreads(size_t count) {
     contexts_.push_back(std::make_unique<boost::asio::io_context>(1));
     guards_.push_back(boost::asio::make_work_guard(*contexts_.back()));
   }
-  for (auto& context : contexts_) {
-    threads_.emplace_back([io = context.get()] { io->run(); });
+  for (size_t i = 0; i < contexts_.size(); ++i) {
+    threads_.emplace_back([io = contexts_[i].get(), name = "aweft-io-" + std::to_string(i + 1)] {
+      // Named for top, perf and aweft-bench's per-thread CPU (15 chars at most).
+      pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+      io->run();
+    });
   }
 }
 

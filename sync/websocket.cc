@@ -150,9 +150,16 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  // Hands an arrived message to the channel, if it is still there.
+  // Hands an arrived message to the channel, if it is still there. A socket
+  // on a thread of its own decodes a frame there: the channel's thread, which
+  // runs every link and document, only takes it.
   void Deliver(bool binary, std::string bytes) {
     bytes_in_ += bytes.size();
+    if (home_ && binary) {
+      return OnHome([this, frame = codec::DecodeFrame(bytes)]() mutable {
+        if (owner) owner->OnFrame(std::move(frame));
+      });
+    }
     OnHome([this, binary, bytes = std::move(bytes)]() mutable {
       if (owner) owner->OnMessage(binary, std::move(bytes));
     });
@@ -436,6 +443,12 @@ void WebSocketChannel::OnMessage(bool binary, std::string bytes) {
   }
   // Bytes that are not a frame end the link, and the socket under it.
   if (auto bad = DeliverBytes(bytes)) session_->Stop(std::move(*bad));
+}
+
+void WebSocketChannel::OnFrame(codec::Result<codec::Frame> frame) {
+  if (ended()) return;
+  if (!frame) return session_->Stop(frame.error().ToString());
+  Deliver(std::move(*frame));
 }
 
 void WebSocketChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }

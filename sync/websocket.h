@@ -111,6 +111,8 @@ class WebSocketChannel : public ChannelBase {
   void SendEncoded(codec::Result<std::string> bytes);
   friend class Session;
   void OnMessage(bool binary, std::string bytes);
+  // A binary message its socket's thread decoded (or could not).
+  void OnFrame(codec::Result<codec::Frame> frame);
   void OnEnd(std::string reason);
   // Queues one message, or gives up on a peer past the queue's bound.
   void Queue(bool binary, std::string bytes);
