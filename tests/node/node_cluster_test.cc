@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <catch2/catch.hpp>
 
 #include "node/client.h"
@@ -17,6 +18,20 @@ using sync::Document;
 
 std::vector<std::string> Upstream(const NodeProcess& above) {
   return {"--upstream", above.url()};
+}
+
+// `count` loopback ports free now: each bound at once (so all differ), then
+// released for the nodes to take.
+std::vector<uint16_t> FreePorts(int count) {
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::acceptor> held;
+  std::vector<uint16_t> ports;
+  for (int i = 0; i < count; ++i) {
+    held.emplace_back(io, boost::asio::ip::tcp::endpoint(
+                              boost::asio::ip::make_address("127.0.0.1"), 0));
+    ports.push_back(held.back().local_endpoint().port());
+  }
+  return ports;
 }
 
 TEST_CASE("a chain of three nodes with clients at both ends converges, and a killed "
@@ -78,17 +93,15 @@ TEST_CASE("a cycle of three nodes is refused with a clear error and the nodes ke
           "[node][cluster][refusal]") {
   TempDir dir;
   boost::asio::io_context io;
-  // Fixed ports so each can name the next before it starts.
-  // (The suite's second run, at --threads 2, may run beside the first: its
-  // own ports.)
-  const int base = std::getenv("AWEFT_TEST_NODE_THREADS") ? 7640 : 7630;
-  auto url = [&](int i) { return "ws://127.0.0.1:" + std::to_string(base + i) + "/"; };
+  // Ports known before the nodes start, so that each can name the next.
+  const std::vector<uint16_t> port = FreePorts(3);
+  auto url = [&](int i) { return "ws://127.0.0.1:" + std::to_string(port[i]) + "/"; };
   NodeProcess a(dir.path() + "/a", {"--node-id", "node-a", "--upstream", url(1), "--log-level", "info"});
   NodeProcess b(dir.path() + "/b", {"--node-id", "node-b", "--upstream", url(2), "--log-level", "info"});
   NodeProcess c(dir.path() + "/c", {"--node-id", "node-c", "--upstream", url(0), "--log-level", "info"});
-  a.Start(static_cast<uint16_t>(base));
-  b.Start(static_cast<uint16_t>(base + 1));
-  c.Start(static_cast<uint16_t>(base + 2));
+  a.Start(port[0]);
+  b.Start(port[1]);
+  c.Start(port[2]);
   std::string errors;
   const bool found = RunUntil(io, [&] {
     errors += a.Drain() + b.Drain() + c.Drain();
