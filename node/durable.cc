@@ -66,6 +66,7 @@ void DurableScheduler::Submit() {
     const auto start = std::chrono::steady_clock::now();
     (void)batch->Write();  // A failure is thrown by Finish(), on the loop.
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    batch->PrepareSnapshots();  // Here, not on the loop, which runs every document.
     asio::post(loop, [self, batch, took] {
       auto alive = self.lock();
       if (!alive || !*alive) return;

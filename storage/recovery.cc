@@ -16,9 +16,10 @@ std::string Seq(uint64_t seq) { return "seq " + std::to_string(seq); }
 
 }  // namespace
 
-Result<void> Store::Impl::CheckRead(std::string_view name, const rocksdb::Status& status) {
+Result<void> Store::Impl::CheckRead(std::string_view name, const rocksdb::Status& status,
+                                    bool latch) {
   // A damaged block is that document's corruption; any other error the disk's.
-  if (status.IsCorruption()) {
+  if (status.IsCorruption() || (!latch && !status.ok())) {
     return Refusal{Reason::kCorrupt, Named(name, "RocksDB reports " + status.ToString())};
   }
   Check(status);
@@ -26,12 +27,12 @@ Result<void> Store::Impl::CheckRead(std::string_view name, const rocksdb::Status
 }
 
 Result<Store::Impl::Base> Store::Impl::LoadBase(std::string_view name, const Stored& stored,
-                                                 uint64_t up_to) {
+                                                 uint64_t up_to, bool latch) {
   const uint64_t number = stored.meta.number;
   Base base;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
   it->SeekForPrev(format::SnapshotKey(number, up_to));
-  if (auto read = CheckRead(name, it->status()); !read) return read.error();
+  if (auto read = CheckRead(name, it->status(), latch); !read) return read.error();
   auto seq = it->Valid() ? format::SeqOfKey(it->key().ToStringView(), format::kSnapshotTag,
                                             number)
                          : std::nullopt;
@@ -64,7 +65,7 @@ Result<Store::Impl::Base> Store::Impl::LoadBase(std::string_view name, const Sto
 
 Result<void> Store::Impl::Replay(std::string_view name, uint64_t number, uint64_t after,
                                  uint64_t up_to, sync::Document& document,
-                                 Replayed* replayed) {
+                                 Replayed* replayed, bool latch) {
   const std::string upper = format::LogKey(number, up_to + 1);
   const rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions options;
@@ -91,7 +92,7 @@ Result<void> Store::Impl::Replay(std::string_view name, uint64_t number, uint64_
       replayed->bytes += bytes.size();
     }
   }
-  if (auto read = CheckRead(name, it->status()); !read) return read;
+  if (auto read = CheckRead(name, it->status(), latch); !read) return read;
   if (expected != up_to + 1) {
     return Refusal{Reason::kCorrupt, Named(name, "the log ends at " + Seq(expected - 1) +
                                                      ", before its head at " + Seq(up_to))};
@@ -102,11 +103,12 @@ Result<void> Store::Impl::Replay(std::string_view name, uint64_t number, uint64_
 Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
                                                           const Stored& stored,
                                                           uint64_t up_to,
-                                                          Replayed* replayed) {
-  CheckLatch();
-  Result<Base> base = LoadBase(name, stored, up_to);
+                                                          Replayed* replayed, bool latch) {
+  if (latch) CheckLatch();
+  Result<Base> base = LoadBase(name, stored, up_to, latch);
   if (!base) return base.error();
-  if (auto replay = Replay(name, stored.meta.number, base->seq, up_to, *base->document, replayed);
+  if (auto replay = Replay(name, stored.meta.number, base->seq, up_to, *base->document, replayed,
+                           latch);
       !replay) {
     return replay.error();
   }
@@ -114,19 +116,24 @@ Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
 }
 
 Result<void> Store::Impl::AddSnapshot(std::string_view name, const format::Meta& meta,
-                                      format::Head& head, rocksdb::WriteBatch& batch) {
+                                      format::Head& head, rocksdb::WriteBatch& batch,
+                                      std::string* built) {
   if (head.head == head.snapshot) return {};
   // Built from what is stored, not from the open document: a watcher may
   // have written ahead of what the store has heard, and a snapshot that
   // replays is one the next open can read.
-  auto document = Load(name, {meta, head}, head.head, nullptr);
-  if (!document) return document.error();
-  EncodedSnapshot snapshot =
-      EncodeSnapshot(**document, head.head, options.snapshot_compression_level);
+  std::string value;
+  if (built) {
+    value = std::move(*built);
+  } else {
+    auto document = Load(name, {meta, head}, head.head, nullptr);
+    if (!document) return document.error();
+    value = EncodeSnapshot(**document, head.head, options.snapshot_compression_level).value;
+  }
 
   format::Head next = head;
   next.snapshot = head.head;
-  batch.Put(format::SnapshotKey(meta.number, next.snapshot), snapshot.value);
+  batch.Put(format::SnapshotKey(meta.number, next.snapshot), value);
   const uint64_t keep = options.history_commits;
   const uint64_t floor = next.snapshot > keep ? next.snapshot - keep : 0;
   if (floor > next.floor) {
@@ -141,6 +148,21 @@ Result<void> Store::Impl::AddSnapshot(std::string_view name, const format::Meta&
   head = next;
   ++snapshots_written;
   return {};
+}
+
+void Store::Impl::BuildSnapshots(Batch::Impl& batch) {
+  for (Batch::Impl::Prepared& prepared : batch.snapshots) {
+    const uint64_t at = prepared.stored.head.head;
+    // What cannot be built here (the document removed meanwhile, history
+    // dropped by a snapshot asked for meanwhile, a read error) Finish()
+    // builds again, or skips, and reports.
+    auto document = Load(prepared.name, prepared.stored, at, nullptr, /*latch=*/false);
+    if (!document) continue;
+    try {
+      prepared.value = EncodeSnapshot(**document, at, options.snapshot_compression_level).value;
+    } catch (const Failure&) {
+    }
+  }
 }
 
 Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Meta& meta,

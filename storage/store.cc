@@ -189,6 +189,9 @@ std::unique_ptr<Store::Batch::Impl> Store::Impl::Stage() {
   for (Loaded* document : dirty) {
     pending.Put(format::HeadKey(document->meta.number), format::EncodeHead(document->head));
     batch->heads.emplace_back(document->name, document->head);
+    if (SnapshotDue(*document) && document->head.head > document->head.snapshot) {
+      batch->snapshots.push_back({document->name, {document->meta, document->head}, std::nullopt});
+    }
     document->dirty = false;
   }
   dirty.clear();
@@ -221,9 +224,16 @@ void Store::Impl::Finish(Batch::Impl& batch) {
     format::Head head = stored;
     head.snapshot = std::max(head.snapshot, document->head.snapshot);
     head.floor = std::max(head.floor, document->head.floor);
+    std::string* built = nullptr;
+    for (auto& prepared : batch.snapshots) {
+      if (prepared.name == name && prepared.stored.head.head == stored.head && prepared.value) {
+        built = &*prepared.value;
+      }
+    }
+    if (built) ++snapshots_prepared;
     // A stored log that no longer replays means the disk returned other
     // bytes than were written, or a bug: stop, loudly.
-    if (auto added = AddSnapshot(name, document->meta, head, pending); !added) {
+    if (auto added = AddSnapshot(name, document->meta, head, pending, built); !added) {
       failure = "cannot take a snapshot: " + added.error().ToString();
       throw Failure(*failure);
     }
@@ -403,6 +413,10 @@ std::optional<std::string> Store::Batch::Write() {
   return impl_->error;
 }
 
+void Store::Batch::PrepareSnapshots() {
+  if (impl_ && impl_->written && !impl_->error) impl_->store->BuildSnapshots(*impl_);
+}
+
 Result<void> Store::Snapshot(std::string_view name) {
   impl_->Sync();
   Result<std::optional<Stored>> found = impl_->Find(name);
@@ -420,6 +434,7 @@ StoreStats Store::Stats(bool with_rocksdb) const {
   stats.commits_written = impl_->commits_written;
   stats.batches_written = impl_->batches_written;
   stats.snapshots_written = impl_->snapshots_written;
+  stats.snapshots_prepared = impl_->snapshots_prepared;
   if (!with_rocksdb) return stats;
   auto property = [&](const std::string& name) {
     uint64_t value = 0;

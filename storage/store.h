@@ -114,6 +114,7 @@ struct StoreStats {
   uint64_t commits_written = 0;    // Commits written to the database.
   uint64_t batches_written = 0;    // Batches that carried commits (one sync each).
   uint64_t snapshots_written = 0;  // Snapshots written, by count or size or asked.
+  uint64_t snapshots_prepared = 0; // Of those, built by Batch::PrepareSnapshots().
 
   uint64_t live_sst_bytes = 0;            // rocksdb.live-sst-files-size
   uint64_t memtable_bytes = 0;            // rocksdb.cur-size-all-mem-tables
@@ -142,7 +143,7 @@ struct Entry {
 // A disk failure throws Failure and latches the store.
 //
 // Not thread-safe: use the store and its documents from one thread (the
-// store's thread), but for Batch::Write(). Movable, not copyable; Document
+// store's thread), but for Batch::Write() and PrepareSnapshots(). Movable, not copyable; Document
 // pointers stay valid across a move.
 class Store {
  public:
@@ -260,7 +261,7 @@ class Store {
 };
 
 // Commits staged by Store::Stage(), to be stored by Write() on any thread.
-// REQUIRES: the store outlives the batch's Write().
+// REQUIRES: the store outlives the batch's Write() and PrepareSnapshots().
 class Store::Batch {
  public:
   Batch();
@@ -275,6 +276,11 @@ class Store::Batch {
   // thread than the store's. Returns the disk's error, if any (Finish()
   // throws it); a batch after a failed one is not written either.
   std::optional<std::string> Write();
+  // After Write(), on the same thread: builds the snapshots this batch made
+  // due, from what is stored, so that Finish() only files them and the
+  // store's thread never replays a log for one. Optional: Finish() builds
+  // what was not. Thread-safe as Write() is.
+  void PrepareSnapshots();
 
  private:
   friend class Store;

@@ -48,6 +48,15 @@ struct Replayed {
 
 // What one staged batch carries, and what Finish() needs of it.
 struct Store::Batch::Impl {
+  // A snapshot due once this batch is stored: built by PrepareSnapshots()
+  // on the writer's thread, so that the store's thread does not replay a
+  // log to make it.
+  struct Prepared {
+    std::string name;
+    Stored stored;  // As staged; the snapshot is at stored.head.head.
+    std::optional<std::string> value;  // Built; none if Write() could not.
+  };
+
   Store::Impl* store = nullptr;
   uint64_t ticket = 0;  // Its place in the write order.
   rocksdb::WriteBatch batch;
@@ -57,6 +66,7 @@ struct Store::Batch::Impl {
   std::vector<std::pair<std::string, format::Head>> heads;
   bool written = false;
   std::optional<std::string> error;
+  std::vector<Prepared> snapshots;
 };
 
 struct Store::Impl {
@@ -77,6 +87,7 @@ struct Store::Impl {
   // For Stats(): commits in `pending`, and what was written since opening.
   uint64_t pending_commits = 0;
   uint64_t commits_written = 0, batches_written = 0, snapshots_written = 0;
+  uint64_t snapshots_prepared = 0;
 
   // The write order (see Store::Stage): tickets are issued on the store's
   // thread; a batch is written only once every lower ticket is.
@@ -104,8 +115,10 @@ struct Store::Impl {
   // The value under `key`, or nullopt.
   std::optional<std::string> Get(const std::string& key);
   // Refuses corrupt, naming `name`, for a damaged block; throws Failure for
-  // any other error.
-  Result<void> CheckRead(std::string_view name, const rocksdb::Status& status);
+  // any other error, or with `latch` false (off the store's thread) refuses
+  // it as corrupt too, latching nothing.
+  Result<void> CheckRead(std::string_view name, const rocksdb::Status& status,
+                         bool latch = true);
 
   // --- store.cc
   // A new document `name` with a fresh root, its records written (and
@@ -117,8 +130,14 @@ struct Store::Impl {
   // batch with the next ticket.
   std::unique_ptr<Batch::Impl> Stage();
   // Writes `batch` if not yet written, latches its failure, counts it, and
-  // stages the snapshots it made due into `pending`.
+  // stages the snapshots it made due into `pending` (those Write() built,
+  // and the rest built here).
   void Finish(Batch::Impl& batch);
+  // Builds the batch's prepared snapshots from what is stored. Thread-safe
+  // (it reads the database, never the open documents, and latches
+  // nothing): Batch::PrepareSnapshots() calls it on the writer's thread
+  // once the batch is stored. One that cannot be built is left for Finish().
+  void BuildSnapshots(Batch::Impl& batch);
   void Sync();
   bool SnapshotDue(const Loaded& document) const;
   // Marks `document` as having something in `pending`.
@@ -128,24 +147,28 @@ struct Store::Impl {
   // Rebuilds `name` as it was right after commit `up_to`: the newest
   // snapshot at or below it, then the log after that. Refuses corrupt (a
   // damaged snapshot or entry, a gap) and truncated (history gone).
+  // With `latch` false, as CheckRead's: safe off the store's thread.
   Result<std::unique_ptr<sync::Document>> Load(std::string_view name, const Stored& stored,
-                                               uint64_t up_to, Replayed* replayed);
+                                               uint64_t up_to, Replayed* replayed,
+                                               bool latch = true);
   // The document as of the newest snapshot at or below `up_to` (an empty
   // root if there is none and the log is whole), and that snapshot's seq.
   struct Base {
     std::unique_ptr<sync::Document> document;
     uint64_t seq = 0;
   };
-  Result<Base> LoadBase(std::string_view name, const Stored& stored, uint64_t up_to);
+  Result<Base> LoadBase(std::string_view name, const Stored& stored, uint64_t up_to,
+                        bool latch = true);
   // Applies the log entries after..up_to to `document`, refusing a gap.
   Result<void> Replay(std::string_view name, uint64_t number, uint64_t after, uint64_t up_to,
-                      sync::Document& document, Replayed* replayed);
+                      sync::Document& document, Replayed* replayed, bool latch = true);
   // Adds to `batch` the snapshot of `name` at `head.head`, built from what
   // is stored, and the deletion of the history below the window; gives
   // `head` the new snapshot and floor. REQUIRES: the log up to head.head is
-  // stored. Nothing if the snapshot is at the head already.
+  // stored. Nothing if the snapshot is at the head already. `built`, if
+  // given, is that snapshot's value, built already (BuildSnapshots): taken.
   Result<void> AddSnapshot(std::string_view name, const format::Meta& meta, format::Head& head,
-                           rocksdb::WriteBatch& batch);
+                           rocksdb::WriteBatch& batch, std::string* built = nullptr);
   // AddSnapshot() and the head record, written now. REQUIRES: nothing of it
   // pending.
   Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta,

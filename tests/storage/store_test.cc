@@ -445,6 +445,58 @@ TEST_CASE("batches written on another thread keep their order and what came afte
   CHECK(store.Since("a", info->floor));
 }
 
+TEST_CASE("a snapshot a batch makes due is built on the thread that wrote it", "[storage]") {
+  TempDir dir;
+  Options options;
+  options.sync_every_commit = false;
+  options.snapshot_every_commits = 30;
+  options.history_commits = 10;
+  Store store = OpenStore(dir.path(), options);
+  sync::Document& a = OpenDoc(store, "a");
+  sync::Document& b = OpenDoc(store, "b");
+  sync::Document& c = OpenDoc(store, "c");
+  sync::Document& gone = OpenDoc(store, "gone");
+  for (int i = 1; i <= 30; ++i) {
+    Set(a, "k", i);
+    Set(b, "k" + std::to_string(i % 7), i);
+    Set(gone, "k", i);
+  }
+  Store::Batch batch = store.Stage();
+  // Written and prepared elsewhere, as the node's storage thread does; the
+  // store's thread goes on committing meanwhile.
+  std::thread writer([&batch] {
+    CHECK_FALSE(batch.Write());
+    batch.PrepareSnapshots();
+  });
+  Set(c, "k", 1);
+  writer.join();
+  // A document removed before Finish() gets no snapshot filed.
+  REQUIRE(store.Remove("gone"));
+  store.Finish(std::move(batch));
+  CHECK(store.Stats().snapshots_prepared == 2);
+  CHECK(store.Stats().snapshots_written == 2);
+  store.Sync();
+  for (const char* name : {"a", "b"}) {
+    auto info = store.Info(name);
+    REQUIRE(info);
+    CHECK(info->snapshot == 30);
+    CHECK(info->floor == 20);
+  }
+  // A batch nobody prepared: Finish() builds its snapshot itself.
+  for (int i = 31; i <= 60; ++i) Set(a, "k", i);
+  store.Finish(store.Stage());
+  CHECK(store.Stats().snapshots_written == 3);
+  CHECK(store.Stats().snapshots_prepared == 2);
+  store.Sync();
+  CHECK(store.Info("a")->snapshot == 60);
+  // What they hold is the state at their seq, as a reopen reads it.
+  store.CloseDocument("a");
+  CHECK(*OpenDoc(store, "a").root().Get("k") == codec::Value(60.0));
+  Result<sync::Snapshot> at30 = store.StateAt("b", 30);
+  REQUIRE(at30);
+  CHECK(at30->observables.at(at30->root).slots.size() == 7);
+}
+
 TEST_CASE("closing a document syncs it and a reopen gets it back", "[storage]") {
   TempDir dir;
   Options options;
