@@ -362,7 +362,7 @@ std::string_view FrameKindName(const Frame& frame) {
 }
 
 Result<std::string> EncodeCommitsFrame(uint64_t topic, uint64_t first,
-                                       const std::vector<std::string_view>& commits) {
+                                       std::span<const std::string_view> commits) {
   size_t size = 16;
   for (std::string_view commit : commits) size += commit.size() + 9;
   std::string out;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -88,7 +89,7 @@ Result<std::string> EncodeFrame(const Frame& frame);
 // CommitsFrame, without encoding each commit again (a commit sent to many
 // links is encoded once). REQUIRES: each is a commit's canonical encoding.
 Result<std::string> EncodeCommitsFrame(uint64_t topic, uint64_t first,
-                                       const std::vector<std::string_view>& commits);
+                                       std::span<const std::string_view> commits);
 
 // Decodes one frame: byte-layer faults keep their own reason, a commit inside
 // keeps its commit reason, anything else structural is bad-frame. Numbers

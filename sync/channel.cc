@@ -10,7 +10,7 @@ codec::CommitsFrame SharedCommits::ToFrame() const {
 }
 
 codec::Result<std::string> SharedCommits::Encode() const {
-  std::vector<std::string_view> views;
+  boost::container::small_vector<std::string_view, 8> views;
   views.reserve(bytes.size());
   for (const auto& b : bytes) views.push_back(*b);
   return codec::EncodeCommitsFrame(topic, first, views);

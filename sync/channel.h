@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "codec/frame.h"
 
 namespace aweft::sync {
@@ -42,8 +44,10 @@ class ManualScheduler : public Scheduler {
 struct SharedCommits {
   uint64_t topic = 0;
   uint64_t first = 0;
-  std::vector<std::shared_ptr<const codec::Commit>> commits;
-  std::vector<std::shared_ptr<const std::string>> bytes;
+  // Most frames carry a few commits: up to four are held inline, without
+  // allocating.
+  boost::container::small_vector<std::shared_ptr<const codec::Commit>, 4> commits;
+  boost::container::small_vector<std::shared_ptr<const std::string>, 4> bytes;
   // The frame it stands for (a copy of each commit).
   codec::CommitsFrame ToFrame() const;
   // That frame's bytes, from the commits' bytes.

@@ -428,8 +428,11 @@ void Link::PostFlush() {
 
 void Link::Flush() {
   flush_posted_ = false;
-  auto frames = std::move(outbox_);
-  outbox_.clear();
+  // Frames sent from here on (a send can end the link, and its ending send
+  // more) join the next flush.
+  std::vector<std::variant<codec::Frame, SharedCommits>> frames;
+  frames.swap(outbox_);
+  outbox_.swap(spare_);
   for (const auto& out : frames) {
     ++stats_.frames_out;
     if (const auto* commits = std::get_if<SharedCommits>(&out)) {
@@ -443,6 +446,8 @@ void Link::Flush() {
     }
     channel_.Send(frame);
   }
+  frames.clear();
+  if (spare_.capacity() == 0) spare_.swap(frames);
 }
 
 // --- Mirror

@@ -191,6 +191,8 @@ class Link {
   std::function<void(const codec::OpenFrame&)> on_open_;
   uint64_t next_topic_ = 1;
   std::vector<std::variant<codec::Frame, SharedCommits>> outbox_;
+  // An empty outbox that keeps its capacity from flush to flush.
+  std::vector<std::variant<codec::Frame, SharedCommits>> spare_;
   bool flush_posted_ = false;
   bool closed_ = false;
   Stats stats_;
