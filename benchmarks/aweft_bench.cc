@@ -404,8 +404,7 @@ int Run(const Args& args) {
     if (all) break;
   }
   // The seeders leave before the run: every client the node sends to is
-  // then one that counts what it receives (before 2026-12-04 each document
-  // had its seeder too, a full client taking every commit, uncounted).
+  // then one that counts what it receives.
   for (auto& seeder : seeders) seeder->link->Close();
   io.run_for(std::chrono::milliseconds(100));
   const uint64_t cpu_before = args.node_pid ? CpuTicks(args.node_pid) : 0;

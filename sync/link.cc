@@ -430,7 +430,7 @@ void Link::Flush() {
   flush_posted_ = false;
   // Frames sent from here on (a send can end the link, and its ending send
   // more) join the next flush.
-  std::vector<std::variant<codec::Frame, SharedCommits>> frames;
+  Outbox frames;
   frames.swap(outbox_);
   outbox_.swap(spare_);
   for (const auto& out : frames) {

@@ -190,9 +190,9 @@ class Link {
   std::map<std::string, codec::OpenFrame> waiting_;  // Opens before a Share.
   std::function<void(const codec::OpenFrame&)> on_open_;
   uint64_t next_topic_ = 1;
-  std::vector<std::variant<codec::Frame, SharedCommits>> outbox_;
-  // An empty outbox that keeps its capacity from flush to flush.
-  std::vector<std::variant<codec::Frame, SharedCommits>> spare_;
+  using Outbox = std::vector<std::variant<codec::Frame, SharedCommits>>;
+  Outbox outbox_;
+  Outbox spare_;  // Empty, keeping its capacity from flush to flush.
   bool flush_posted_ = false;
   bool closed_ = false;
   Stats stats_;
