@@ -302,25 +302,37 @@ void Client::Confirm() {
       if (!client.closed_) client.Confirm();  // Try again later.
       return;
     }
-    // Posted as the link posts, so its frames for these commits leave first.
-    client.links_.Post([self] {
+    // What this question confirms is taken now, not when the post runs: the
+    // commits the link has sent or posted to send by now, whose frames
+    // therefore leave before the question, and the store head with them. A
+    // commit made between the post and its run may leave after the question,
+    // and a node killed before it did would have marked it confirmed. A
+    // share that is not live, or waits for the node's state, confirms none:
+    // its commits are held, or the resync drops them.
+    std::map<std::string, size_t> marks;
+    std::map<std::string, uint64_t> seqs;
+    for (auto& [name, entry] : client.entries_) {
+      if (!entry.sending || !entry.shared || !entry.shared->live()) continue;
+      marks[name] = entry.unconfirmed.size();
+      if (client.options_.mark) seqs[name] = client.options_.mark(name);
+    }
+    // One question at a time: answers retire from the front. A lost
+    // connection clears `asking_`; a question of before only clears its own.
+    client.asking_ = true;
+    const uint64_t question = ++client.question_;
+    client.links_.Post([self, marks, seqs, question, connection = client.connections_] {
       auto a = self.lock();
-      if (!a || !*a || !(*a)->requests_) return;
+      if (!a || !*a) return;
       Client& c = **a;
-      std::map<std::string, size_t> marks;
-      std::map<std::string, uint64_t> seqs;
-      for (auto& [name, entry] : c.entries_) {
-        // Commits made while the share waits for the node's state are not
-        // sent: the answer must not retire them.
-        marks[name] = entry.sending ? entry.unconfirmed.size() : 0;
-        if (c.options_.mark) seqs[name] = c.options_.mark(name);
+      if (!c.requests_ || c.connections_ != connection) {  // Lost meanwhile.
+        if (c.question_ == question) c.asking_ = false;
+        return c.Confirm();
       }
-      c.asking_ = true;
-      c.requests_->Ask("durable", nullptr, [self, marks, seqs](sync::AskResult answer) {
+      c.requests_->Ask("durable", nullptr, [self, marks, seqs, question](sync::AskResult answer) {
         auto b = self.lock();
         if (!b || !*b) return;
         Client& d = **b;
-        d.asking_ = false;
+        if (d.question_ == question) d.asking_ = false;
         if (!answer) {
           d.confirm_error_ = answer.error().reason + ": " + answer.error().message;
           return d.Confirm();

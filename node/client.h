@@ -153,6 +153,7 @@ class Client {
   std::mt19937_64 jitter_;
   std::shared_ptr<Client*> self_;
   uint64_t connections_ = 0;
+  uint64_t question_ = 0;  // Numbers the durable questions asked.
   Stats retired_;  // Connections that ended.
   bool live_ = false, closed_ = false, confirm_posted_ = false, asking_ = false;
   std::string confirm_error_;

@@ -68,6 +68,9 @@ class Shared {
   // The document, or nullptr while an end that shared none waits for state.
   Document* document() const { return live_document_; }
   bool ready() const { return ready_; }
+  // The other end has answered the open: a commit made now is posted to
+  // send at once, not held.
+  bool live() const { return live_; }
   bool ended() const { return ended_; }
   // Why it ended, once it has.
   const std::string& end_reason() const { return end_reason_; }

@@ -84,6 +84,12 @@ TEST_CASE("a chain of three nodes with clients at both ends converges, and a kil
   REQUIRE(RunUntil(io, [&] {
     return equal() && top.unconfirmed("board") == 0 && bottom.unconfirmed("board") == 0;
   }, std::chrono::milliseconds(20000)));
+  std::string held;  // Which writes are there, should one be missing.
+  for (size_t k = 0; k < list.size(); ++k) {
+    const codec::Value& value = list.At(k);
+    if (const auto* text = std::get_if<std::string>(&value)) held += " " + *text;
+  }
+  INFO("the list:" << held);
   CHECK(list.size() == 60);  // Every write of both ends, once.
   CHECK(board.root().Get("from-bottom"));
   CHECK(below->root().Get("from-top"));

@@ -1,5 +1,6 @@
 // aweft-node as a real process on loopback, with clients over WebSocket.
 
+#include <deque>
 #include <fstream>
 #include <string>
 
@@ -324,6 +325,72 @@ TEST_CASE("clients ride out a node killed and restarted: nothing confirmed or of
   // And they keep editing.
   REQUIRE(doc.Push(list, std::string("after")));
   REQUIRE(RunUntil(f.io, [&] { return bobs_list->size() == 26; }));
+}
+
+// A link scheduler the test runs by hand, one posted item at a time, on the
+// clients' thread.
+class GatedScheduler : public sync::Scheduler {
+ public:
+  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
+  bool RunOne() {
+    if (queue_.empty()) return false;
+    auto work = std::move(queue_.front());
+    queue_.pop_front();
+    work();
+    return true;
+  }
+  size_t size() const { return queue_.size(); }
+
+ private:
+  std::deque<std::function<void()>> queue_;
+};
+
+// A node upstream of another asks its upstream to confirm through the
+// scheduler its links send through. A commit made after the question was
+// posted is sent after it: the answer must not confirm it (nor mark the
+// store head past it), or a node killed before sending it loses it.
+TEST_CASE("a confirmation covers only the commits sent before its question",
+          "[node][process][client]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data");
+  node.Start();
+  GatedScheduler gate;
+  uint64_t head = 0;
+  std::vector<uint64_t> confirmed;
+  aweft::Client::Options options;
+  options.url = node.url();
+  options.link_scheduler = &gate;
+  options.mark = [&](const std::string&) { return head; };
+  options.confirmed = [&](const std::string&, uint64_t seq) { confirmed.push_back(seq); };
+  aweft::Client client(f.io.get_executor(), options);
+  auto flowing = [&] {
+    while (gate.RunOne()) {
+    }
+    return client.connected() && client.unconfirmed("doc") == 0;
+  };
+  Document doc(codec::Kind::kObject);
+  REQUIRE(client.Share("doc", doc));
+  REQUIRE(doc.Set(doc.root(), "a", 1.0));
+  head = 1;
+  REQUIRE(RunUntil(f.io, flowing));
+  REQUIRE(confirmed.back() == 1);
+
+  REQUIRE(doc.Set(doc.root(), "b", 2.0));  // Posts its flush...
+  head = 2;
+  REQUIRE(gate.RunOne());                  // ...which sends it.
+  // The confirmation timer posts the question; "c" is made after it.
+  REQUIRE(RunUntil(f.io, [&] { return gate.size() == 1; }));
+  REQUIRE(doc.Set(doc.root(), "c", 3.0));
+  head = 3;
+  REQUIRE(gate.size() == 2);
+  REQUIRE(gate.RunOne());  // The question leaves; "c" waits behind it.
+  const size_t answers = confirmed.size();
+  REQUIRE(RunUntil(f.io, [&] { return confirmed.size() > answers; }));
+  CHECK(confirmed.back() == 2);
+  CHECK(client.unconfirmed("doc") == 1);
+  // Once "c" leaves, the next question confirms it.
+  REQUIRE(RunUntil(f.io, flowing));
+  CHECK(confirmed.back() == 3);
 }
 
 TEST_CASE("a document nobody shares is evicted after its idle time", "[node][process]") {
