@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <exception>
@@ -52,17 +53,54 @@ void Rethrow(std::exception_ptr e) {
 
 }  // namespace
 
+// Carries to one socket thread what the channel's thread sends its sessions.
+// The messages of a turn (a commit fanned out to every link, say) cross in
+// one post, at the end of the turn, instead of a post each: one wake-up of
+// the socket thread and one handler, not one per message. Anything else a
+// session asks of its socket first ships what waits, so the order holds.
+// Only the channel's thread calls it.
+class SocketCourier : public std::enable_shared_from_this<SocketCourier> {
+ public:
+  SocketCourier(asio::any_io_executor home, asio::any_io_executor socket)
+      : home_(std::move(home)), socket_(std::move(socket)) {}
+
+  void Send(std::shared_ptr<WebSocketChannel::Session> session, bool binary, std::string bytes) {
+    pending_.push_back({std::move(session), std::move(bytes), binary});
+    if (ship_posted_) return;
+    ship_posted_ = true;
+    asio::post(home_, [self = shared_from_this()] {
+      self->ship_posted_ = false;
+      self->Ship();
+    });
+  }
+
+  // Posts what waits to the socket thread now.
+  void Ship();
+
+ private:
+  struct Message {
+    std::shared_ptr<WebSocketChannel::Session> session;
+    std::string bytes;
+    bool binary;
+  };
+  const asio::any_io_executor home_, socket_;
+  std::vector<Message> pending_;
+  bool ship_posted_ = false;
+};
+
 // What a session does that does not depend on its stream: the outbox, the
 // closing and ending, the deadline for last frames. The public calls come
 // from the channel's thread; everything else runs on the socket's. When the
 // two differ (`home` given), each call crosses by a post, in order.
 class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
  public:
+  // `courier`, given with `home`: carries this session's messages across.
   Session(asio::any_io_executor executor, std::optional<asio::any_io_executor> home,
-          const Options& options)
+          const Options& options, std::shared_ptr<SocketCourier> courier = nullptr)
       : options(options),
         executor_(executor),
         home_(std::move(home)),
+        courier_(std::move(courier)),
         wake_(executor, asio::steady_timer::time_point::max()),
         deadline_(executor) {}
   virtual ~Session() = default;
@@ -79,15 +117,24 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     const size_t limit = options.max_queued_bytes;
     if (limit > 0 && queued_bytes_.load() + size > limit) return false;
     queued_bytes_ += size;
-    OnSocket([this, binary, bytes = std::move(bytes)]() mutable {
-      if (closing_) {
-        queued_bytes_ -= bytes.size();
-        return;
-      }
-      outbox_.emplace_back(binary, std::move(bytes));
-      wake_.cancel();
-    });
+    if (courier_) {
+      courier_->Send(shared_from_this(), binary, std::move(bytes));
+    } else {
+      OnSocket([this, binary, bytes = std::move(bytes)]() mutable {
+        Enqueue(binary, std::move(bytes));
+      });
+    }
     return true;
+  }
+
+  // Takes a message into the outbox (the socket's thread).
+  void Enqueue(bool binary, std::string bytes) {
+    if (closing_) {
+      queued_bytes_ -= bytes.size();
+      return;
+    }
+    outbox_.emplace_back(binary, std::move(bytes));
+    wake_.cancel();
   }
 
   // Drops what is queued but not being written, sends `last` (a fault) in
@@ -180,6 +227,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
 
   asio::any_io_executor executor_;
   const std::optional<asio::any_io_executor> home_;
+  const std::shared_ptr<SocketCourier> courier_;
   asio::steady_timer wake_, deadline_;
   std::deque<std::pair<bool, std::string>> outbox_;
   bool open_ = false, closing_ = false, ended_ = false;
@@ -190,6 +238,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   template <class Fn>
   void OnSocket(Fn fn) {
     if (!home_) return fn();
+    if (courier_) courier_->Ship();  // What was sent before goes first.
     asio::post(executor_, [self = shared_from_this(), fn = std::move(fn)]() mutable { fn(); });
   }
   // Runs `fn` on the channel's thread: now, when that is this one. What is
@@ -205,6 +254,14 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
 
   std::atomic<uint64_t> bytes_in_{0}, bytes_out_{0}, queued_bytes_{0};
 };
+
+void SocketCourier::Ship() {
+  if (pending_.empty()) return;
+  asio::post(socket_, [batch = std::move(pending_)]() mutable {
+    for (auto& message : batch) message.session->Enqueue(message.binary, std::move(message.bytes));
+  });
+  pending_.clear();
+}
 
 namespace {
 
@@ -222,8 +279,9 @@ class StreamSession final : public WebSocketChannel::Session {
   // `home`: the channel's executor, when it is not the stream's.
   StreamSession(std::shared_ptr<ssl::context> tls, Stream stream,
                 const WebSocketChannel::Options& options, beast::role_type role,
-                std::optional<asio::any_io_executor> home = std::nullopt)
-      : Session(stream.get_executor(), std::move(home), options),
+                std::optional<asio::any_io_executor> home = std::nullopt,
+                std::shared_ptr<SocketCourier> courier = nullptr)
+      : Session(stream.get_executor(), std::move(home), options, std::move(courier)),
         tls_(std::move(tls)),
         stream_(std::move(stream)) {
     stream_.read_message_max(options.max_message);
@@ -470,6 +528,16 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
   // io_context would destroy its channel after the threads are gone.
   std::mutex arriving_mutex;
   std::vector<std::unique_ptr<WebSocketChannel>> arriving;
+  // One courier per socket thread, under arriving_mutex.
+  std::map<asio::execution_context*, std::shared_ptr<SocketCourier>> couriers;
+
+  // The courier to the socket thread of `executor` (called on that thread).
+  std::shared_ptr<SocketCourier> CourierTo(const asio::any_io_executor& executor) {
+    std::lock_guard lock(arriving_mutex);
+    auto& courier = couriers[&asio::query(executor, asio::execution::context)];
+    if (!courier) courier = std::make_shared<SocketCourier>(home, executor);
+    return courier;
+  }
 
   // The listener's thread: hands the arrived channels on.
   void TakeArriving() {
@@ -554,9 +622,13 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         std::string(request[beast::http::field::authorization]),
         peer.address().to_string() + ":" + std::to_string(peer.port())};
     std::optional<asio::any_io_executor> home;
-    if (self->options.socket_executor) home = self->home;
+    std::shared_ptr<SocketCourier> courier;
+    if (self->options.socket_executor) {
+      home = self->home;
+      courier = self->CourierTo(stream.get_executor());
+    }
     auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
-                                             beast::role_type::server, home);
+                                             beast::role_type::server, home, std::move(courier));
     auto channel = std::make_unique<WebSocketChannel>(self->scheduler, session);
     channel->set_handshake(std::move(handshake));
     if (!home) {
