@@ -18,13 +18,16 @@ codec::Result<std::string> SharedCommits::Encode() const {
 
 size_t ManualScheduler::RunUntilIdle() {
   size_t ran = 0;
-  while (!queue_.empty()) {
-    auto work = std::move(queue_.front());
-    queue_.pop_front();
-    work();
-    ++ran;
-  }
+  while (RunOne()) ++ran;
   return ran;
+}
+
+bool ManualScheduler::RunOne() {
+  if (queue_.empty()) return false;
+  auto work = std::move(queue_.front());
+  queue_.pop_front();
+  work();
+  return true;
 }
 
 ChannelBase::ChannelBase(Scheduler& scheduler)

@@ -33,6 +33,9 @@ class ManualScheduler : public Scheduler {
   // Runs posted work, including work it posts, until none is left. Returns
   // how many items ran.
   size_t RunUntilIdle();
+  // Runs the oldest posted item, if any; returns whether one ran.
+  bool RunOne();
+  size_t pending() const { return queue_.size(); }
 
  private:
   std::deque<std::function<void()>> queue_;

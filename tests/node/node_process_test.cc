@@ -1,6 +1,5 @@
 // aweft-node as a real process on loopback, with clients over WebSocket.
 
-#include <deque>
 #include <fstream>
 #include <string>
 
@@ -327,24 +326,6 @@ TEST_CASE("clients ride out a node killed and restarted: nothing confirmed or of
   REQUIRE(RunUntil(f.io, [&] { return bobs_list->size() == 26; }));
 }
 
-// A link scheduler the test runs by hand, one posted item at a time, on the
-// clients' thread.
-class GatedScheduler : public sync::Scheduler {
- public:
-  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
-  bool RunOne() {
-    if (queue_.empty()) return false;
-    auto work = std::move(queue_.front());
-    queue_.pop_front();
-    work();
-    return true;
-  }
-  size_t size() const { return queue_.size(); }
-
- private:
-  std::deque<std::function<void()>> queue_;
-};
-
 // A node upstream of another asks its upstream to confirm through the
 // scheduler its links send through. A commit made after the question was
 // posted is sent after it: the answer must not confirm it (nor mark the
@@ -354,7 +335,7 @@ TEST_CASE("a confirmation covers only the commits sent before its question",
   Fixture f;
   NodeProcess node(f.dir.path() + "/data");
   node.Start();
-  GatedScheduler gate;
+  sync::ManualScheduler gate;  // Run by hand, one posted item at a time.
   uint64_t head = 0;
   std::vector<uint64_t> confirmed;
   aweft::Client::Options options;
@@ -364,8 +345,7 @@ TEST_CASE("a confirmation covers only the commits sent before its question",
   options.confirmed = [&](const std::string&, uint64_t seq) { confirmed.push_back(seq); };
   aweft::Client client(f.io.get_executor(), options);
   auto flowing = [&] {
-    while (gate.RunOne()) {
-    }
+    gate.RunUntilIdle();
     return client.connected() && client.unconfirmed("doc") == 0;
   };
   Document doc(codec::Kind::kObject);
@@ -379,10 +359,10 @@ TEST_CASE("a confirmation covers only the commits sent before its question",
   head = 2;
   REQUIRE(gate.RunOne());                  // ...which sends it.
   // The confirmation timer posts the question; "c" is made after it.
-  REQUIRE(RunUntil(f.io, [&] { return gate.size() == 1; }));
+  REQUIRE(RunUntil(f.io, [&] { return gate.pending() == 1; }));
   REQUIRE(doc.Set(doc.root(), "c", 3.0));
   head = 3;
-  REQUIRE(gate.size() == 2);
+  REQUIRE(gate.pending() == 2);
   REQUIRE(gate.RunOne());  // The question leaves; "c" waits behind it.
   const size_t answers = confirmed.size();
   REQUIRE(RunUntil(f.io, [&] { return confirmed.size() > answers; }));
