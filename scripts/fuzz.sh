@@ -1,35 +1,41 @@
 #!/usr/bin/env bash
-# Fuzzes with libFuzzer: configures a clang build in build-fuzz (or
-# $AWEFT_FUZZ_BUILD_DIR), seeds each target's corpus from the conformance
-# fixtures and the inputs kept in tests/fuzz/regressions/<target>/, and runs
-# each target for SECONDS (default 60; --ci: 20, and a quicker build: the
-# Beast files at -O0, AWEFT_FUZZ_QUICK), one after the other. Ends
-# with one line per target (runs, corpus size). Exits non-zero when a target
-# crashes or breaks one of its checks; the failing input is left in
-# <build>/artifacts/<target>/, and belongs in tests/fuzz/regressions/<target>/
-# once the bug is fixed.
+# Fuzzes with libFuzzer: builds the targets, seeds each target's corpus from
+# the conformance fixtures and the inputs kept in
+# tests/fuzz/regressions/<target>/, and runs each target for SECONDS (default
+# 60), one after the other. The build: a clang one in build-fuzz (or
+# $AWEFT_FUZZ_BUILD_DIR) against optimized, instrumented copies of the
+# libraries; with --ci, 20 s each and the targets of scripts/sanitize.sh's
+# build (-O0, no second build of the project). Ends with one line per target
+# (runs, corpus size). Exits non-zero when a target crashes or breaks one of
+# its checks; the failing input is left in <build>/artifacts/<target>/, and
+# belongs in tests/fuzz/regressions/<target>/ once the bug is fixed.
 #   scripts/fuzz.sh [--ci] [SECONDS [TARGET...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
-quick=OFF
+ci=false
 if [[ "${1:-}" == --ci ]]; then
   seconds=20
-  quick=ON
+  ci=true
   shift
 fi
 seconds="${1:-$seconds}"
 shift || true
-build="${AWEFT_FUZZ_BUILD_DIR:-build-fuzz}"
 targets=(fuzz_decode_commit fuzz_decode_frame fuzz_link_frames fuzz_requests_text
   fuzz_admin_http)
 if (($# > 0)); then targets=("$@"); fi
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAWEFT_FUZZ=ON -DAWEFT_FUZZ_QUICK="$quick" -DAWEFT_TESTS=OFF \
-  -DAWEFT_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" --parallel "${AWEFT_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}" >"$build/build.log" 2>&1 ||
-  { tail -n 40 "$build/build.log" >&2; exit 1; }
+if $ci; then
+  build="${AWEFT_SANITIZE_BUILD_DIR:-build-asan}"
+  scripts/sanitize.sh --build-only
+else
+  build="${AWEFT_FUZZ_BUILD_DIR:-build-fuzz}"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAWEFT_FUZZ=ON -DAWEFT_TESTS=OFF \
+    -DAWEFT_BENCHMARKS=OFF >/dev/null
+  cmake --build "$build" --parallel "${AWEFT_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}" \
+    >"$build/build.log" 2>&1 || { tail -n 40 "$build/build.log" >&2; exit 1; }
+fi
 
 # The hex strings the JSON files $2... give as "bytes" or "hex", one a line.
 fixture_hex() {
