@@ -73,16 +73,19 @@ Family::Series& Family::At(const Labels& labels) {
 
 void Family::Add(double by, const Labels& labels) {
   assert(type_ != Type::kHistogram && (type_ == Type::kGauge || by >= 0));
+  std::lock_guard lock(mutex_);
   At(labels).value += by;
 }
 
 void Family::Set(double value, const Labels& labels) {
   assert(type_ != Type::kHistogram);
+  std::lock_guard lock(mutex_);
   At(labels).value = value;
 }
 
 void Family::Observe(double value, const Labels& labels) {
   assert(type_ == Type::kHistogram);
+  std::lock_guard lock(mutex_);
   Series& series = At(labels);
   for (size_t i = 0; i < bounds_.size(); ++i) {
     if (value <= bounds_[i]) {
@@ -95,6 +98,7 @@ void Family::Observe(double value, const Labels& labels) {
 }
 
 double Family::Value(const Labels& labels) const {
+  std::lock_guard lock(mutex_);
   auto it = series_.find(labels);
   if (it == series_.end()) return 0;
   return type_ == Type::kHistogram ? static_cast<double>(it->second.count) : it->second.value;
@@ -103,7 +107,11 @@ double Family::Value(const Labels& labels) const {
 void Family::Render(std::string& out) const {
   out += "# HELP " + name_ + " " + Escape(help_, false) + "\n";
   out += "# TYPE " + name_ + " " + std::string(TypeName(type_)) + "\n";
-  std::map<Labels, Series> series = series_;
+  std::map<Labels, Series> series;
+  {
+    std::lock_guard lock(mutex_);
+    series = series_;
+  }
   if (label_names_.empty() && series.empty()) {
     series[{}].buckets.resize(type_ == Type::kHistogram ? bounds_.size() : 0);
   }

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,8 @@ namespace aweft::admin {
 using Labels = std::vector<std::string>;
 
 // One metric family: a name, a type, label names, and one series per set of
-// label values. Not thread-safe: the node's loop only.
+// label values. Updates and reads are thread-safe (the node's shard threads
+// count too); declaring families is not (at start-up only).
 class Family {
  public:
   enum class Type { kCounter, kGauge, kHistogram };
@@ -25,7 +27,10 @@ class Family {
   // Histograms: counts `value` in every bucket whose bound it does not pass.
   void Observe(double value, const Labels& labels = {});
   // Forgets every series (for gauges recomputed at each scrape).
-  void Clear() { series_.clear(); }
+  void Clear() {
+    std::lock_guard lock(mutex_);
+    series_.clear();
+  }
 
   // Counters and gauges: the value (0 for a series never touched).
   // Histograms: how many values were observed.
@@ -53,6 +58,7 @@ class Family {
   Type type_;
   std::vector<std::string> label_names_;
   std::vector<double> bounds_;  // Histograms: upper bounds, ascending.
+  mutable std::mutex mutex_;  // Guards series_.
   std::map<Labels, Series> series_;
 };
 

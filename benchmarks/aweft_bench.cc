@@ -182,9 +182,10 @@ uint64_t CpuTicks(const std::string& stat, std::string* name = nullptr) {
 
 uint64_t CpuTicks(int pid) { return CpuTicks("/proc/" + std::to_string(pid) + "/stat"); }
 
-// The node's CPU by thread: its main thread (the documents and links), its
-// socket threads (aweft-io-N), its storage writer (aweft-store), and the
-// rest (RocksDB's own). Ticks per thread id, with the thread's group.
+// The node's CPU by thread: its main (home) thread (the stored documents, and
+// the links of the connections it serves), its shards (aweft-shard-N: their
+// connections' sockets, links and replicas), its storage writer
+// (aweft-store), and the rest (RocksDB's own). Ticks per thread id, with the thread's group.
 std::map<int, std::pair<std::string, uint64_t>> ThreadTicks(int pid) {
   std::map<int, std::pair<std::string, uint64_t>> out;
   std::error_code ec;
@@ -194,7 +195,7 @@ std::map<int, std::pair<std::string, uint64_t>> ThreadTicks(int pid) {
     std::string name;
     const uint64_t ticks = CpuTicks(task.path().string() + "/stat", &name);
     const char* group = tid == pid                     ? "main"
-                        : name.rfind("aweft-io-", 0) == 0 ? "io"
+                        : name.rfind("aweft-shard-", 0) == 0 ? "shards"
                         : name == "aweft-store"         ? "store"
                                                         : "other";
     out[tid] = {group, ticks};
@@ -203,11 +204,11 @@ std::map<int, std::pair<std::string, uint64_t>> ThreadTicks(int pid) {
 }
 
 // Seconds of CPU per group between two ThreadTicks (threads that came and
-// went count what they used while seen), in the order main, io, store, other.
+// went count what they used while seen), in the order main, shards, store, other.
 std::vector<std::pair<std::string, double>> ThreadSeconds(
     const std::map<int, std::pair<std::string, uint64_t>>& before,
     const std::map<int, std::pair<std::string, uint64_t>>& after) {
-  std::vector<std::pair<std::string, double>> out{{"main", 0}, {"io", 0}, {"store", 0}, {"other", 0}};
+  std::vector<std::pair<std::string, double>> out{{"main", 0}, {"shards", 0}, {"store", 0}, {"other", 0}};
   for (const auto& [tid, now] : after) {
     auto it = before.find(tid);
     const uint64_t then = it == before.end() ? 0 : it->second.second;

@@ -197,9 +197,9 @@ json::object NodeAdmin::NodeInfo() {
 // The links sharing `name` now: connection ids, and the upstream it goes to.
 json::array NodeAdmin::LinksOf(std::string_view name) {
   json::array out;
-  for (const auto& [id, c] : node_.connections_) {
-    if (c->shared.count(std::string(name))) out.emplace_back("c" + std::to_string(id));
-  }
+  node_.ForEachConnection([&](const Node::Connection& c) {
+    if (c.shared.count(std::string(name))) out.emplace_back("c" + std::to_string(c.id));
+  });
   if (node_.loaded_.count(name)) {
     for (size_t i = 0; i < node_.upstreams_.size(); ++i) {
       if (node_.upstreams_[i].get() == node_.UpstreamFor(name)) {
@@ -339,26 +339,26 @@ admin::Answer NodeAdmin::Remove(std::string_view name) {
 json::object NodeAdmin::Links() {
   const auto now = std::chrono::steady_clock::now();
   json::array links;
-  for (const auto& [id, c] : node_.connections_) {
-    if (!c->link) continue;  // Refused at the handshake, closing.
-    const sync::Link::Stats& s = c->link->stats();
-    const sync::WebSocketChannel::Traffic& t = c->channel->traffic();
+  node_.ForEachConnection([&](const Node::Connection& c) {
+    if (!c.link) return;  // Refused at the handshake, closing.
+    const sync::Link::Stats& s = c.link->stats();
+    const sync::WebSocketChannel::Traffic& t = c.channel->traffic();
     json::array topics;
-    for (const auto& name : c->shared) topics.emplace_back(name);
+    for (const auto& name : c.shared) topics.emplace_back(name);
     links.push_back(
-        json::object{{"id", "c" + std::to_string(id)},
-                     {"kind", c->peer ? "peer" : "client"},
+        json::object{{"id", "c" + std::to_string(c.id)},
+                     {"kind", c.peer ? "peer" : "client"},
                      {"direction", "accepted"},
-                     {"remote", c->remote},
+                     {"remote", c.remote},
                      {"connected_seconds",
-                      std::chrono::duration_cast<std::chrono::seconds>(now - c->since).count()},
+                      std::chrono::duration_cast<std::chrono::seconds>(now - c.since).count()},
                      {"topics", std::move(topics)},
                      {"bytes", InOut(t.bytes_in, t.bytes_out)},
                      {"frames", InOut(s.frames_in, s.frames_out)},
                      {"commits", InOut(s.commits_in, s.commits_out)},
                      {"refusals", InOut(s.refused_in, s.refused_out)},
                      {"lag", json::object{{"queued_bytes", t.queued_bytes}}}});
-  }
+  });
   for (size_t i = 0; i < node_.upstreams_.size(); ++i) {
     const auto& upstream = *node_.upstreams_[i];
     const Client::Stats stats = upstream.client->stats();
@@ -390,12 +390,12 @@ void NodeAdmin::CollectMetrics() {
   sync::Link::Stats link = m.retired_link;
   sync::WebSocketChannel::Traffic traffic = m.retired_traffic;
   uint64_t clients = 0, peers = 0;
-  for (const auto& [id, c] : node_.connections_) {
-    if (!c->link) continue;
-    AddStats(link, c->link->stats());
-    AddTraffic(traffic, c->channel->traffic());
-    ++(c->peer ? peers : clients);
-  }
+  node_.ForEachConnection([&](const Node::Connection& c) {
+    if (!c.link) return;
+    AddStats(link, c.link->stats());
+    AddTraffic(traffic, c.channel->traffic());
+    ++(c.peer ? peers : clients);
+  });
   for (const auto& upstream : node_.upstreams_) {
     const Client::Stats stats = upstream->client->stats();
     AddStats(link, stats.link);

@@ -81,4 +81,54 @@ void DurableScheduler::Submit() {
   });
 }
 
+struct ForwardScheduler::State {
+  asio::any_io_executor shard, home;
+  std::weak_ptr<DurableScheduler*> durable;
+  std::deque<std::function<void()>> queue;  // Posted, not yet sealed.
+  bool counting = false;                    // A count of queue is posted.
+};
+
+ForwardScheduler::ForwardScheduler(asio::any_io_executor shard, asio::any_io_executor home,
+                                   DurableScheduler& durable)
+    : state_(std::make_shared<State>(State{std::move(shard), std::move(home), durable.weak(), {}})) {}
+
+namespace {
+
+// Posts `fn` to `executor` so that it runs on the second turn from now:
+// after whatever the current turn and the next post there.
+template <class Fn>
+void PostTwice(const asio::any_io_executor& executor, Fn fn) {
+  asio::post(executor, [executor, fn = std::move(fn)]() mutable { asio::post(executor, std::move(fn)); });
+}
+
+}  // namespace
+
+void ForwardScheduler::Post(std::function<void()> work) {
+  state_->queue.push_back(std::move(work));
+  if (state_->counting) return;
+  state_->counting = true;
+  // Counted one turn on, sealed the turn after: the flushes the work's
+  // turn posted have run by then, work posted later waits for the next seal.
+  asio::post(state_->shard, [state = state_] {
+    state->counting = false;
+    const size_t count = state->queue.size();
+    asio::post(state->shard, [state, count] {
+      auto batch = std::make_shared<std::vector<std::function<void()>>>();
+      for (size_t i = 0; i < count; ++i) {
+        batch->push_back(std::move(state->queue.front()));
+        state->queue.pop_front();
+      }
+      PostTwice(state->home, [state, batch] {
+        auto durable = state->durable.lock();
+        if (!durable || !*durable) return;  // The node is going.
+        (*durable)->Post([state, batch] {
+          asio::post(state->shard, [batch] {
+            for (auto& work : *batch) work();
+          });
+        });
+      });
+    });
+  });
+}
+
 }  // namespace aweft::node

@@ -45,6 +45,8 @@ class DurableScheduler : public sync::Scheduler {
   // Batches handed to the thread, and finished.
   uint64_t staged() const { return staged_; }
   uint64_t stored() const { return stored_; }
+  // Null once this scheduler is destroyed (checked on the loop's thread).
+  std::weak_ptr<DurableScheduler*> weak() const { return self_; }
 
  private:
   struct Waiting {
@@ -67,6 +69,30 @@ class DurableScheduler : public sync::Scheduler {
   boost::asio::io_context writer_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> writer_work_;
   std::thread thread_;
+};
+
+// The scheduler a shard's links send through (docs/node.md "Threads"): work
+// posted on the shard's thread runs there once every commit the shard had
+// passed on to the home thread (over its replicas' links) before the Post is
+// stored, so a commit one client sends reaches the shard's other clients
+// only once it is durable, as on the home thread.
+//
+// How: a Post waits two turns of the shard's loop, so the replicas' links
+// have sent what the commits before it made them queue (a link flushes on
+// its next turn); then a marker crosses to the home loop behind those
+// frames, waits two turns there, so the home links have applied them (a
+// channel delivers on its next turn), and waits on the DurableScheduler for
+// the batch that stores them; the work then comes back to the shard.
+class ForwardScheduler : public sync::Scheduler {
+ public:
+  ForwardScheduler(boost::asio::any_io_executor shard, boost::asio::any_io_executor home,
+                   DurableScheduler& durable);
+  // On the shard's thread.
+  void Post(std::function<void()> work) override;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace aweft::node

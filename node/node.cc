@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <filesystem>
+#include <future>
 
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
@@ -118,9 +119,17 @@ Node::Node(Config config, asio::io_context& io)
       throw ConfigError(std::string("config: ") + e.what());
     }
   };
-  if (config_.threads > 1) {
-    socket_threads_ = std::make_unique<sync::IoThreads>(config_.threads - 1);
-    options.socket_executor = [threads = socket_threads_.get()] { return threads->Next(); };
+  for (size_t i = 1; i < config_.threads; ++i) {
+    shards_.push_back(std::make_unique<Shard>(i - 1, io_, *link_scheduler_));
+  }
+  if (!shards_.empty()) {
+    // Called on the listener's (the home) thread.
+    options.place = [this]() -> std::pair<asio::any_io_executor, sync::Scheduler*> {
+      const size_t slot = next_place_++ % (shards_.size() + 1);
+      if (slot == 0) return {io_.get_executor(), &channel_scheduler_};
+      Shard& shard = *shards_[slot - 1];
+      return {shard.io.get_executor(), &shard.scheduler};
+    };
   }
   if (config_.tls.serving()) {
     server_tls_ = tls([&] { return sync::ServerTls(config_.tls.cert_file, config_.tls.key_file); });
@@ -276,9 +285,72 @@ Node::UpstreamLink* Node::UpstreamFor(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+// The shard whose thread this is, if any.
+thread_local void* current_shard = nullptr;
+
+}  // namespace
+
+Node::Shard::Shard(size_t index, asio::io_context& home, DurableScheduler& durable)
+    : index(index), forward(io.get_executor(), home.get_executor(), durable) {
+  thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), ("aweft-shard-" + std::to_string(this->index)).c_str());
+    current_shard = this;
+    io.run();
+  });
+}
+
+Node::Shard::~Shard() {
+  work.reset();
+  io.stop();
+  thread.join();
+  // Single-threaded from here. The links first: they share the replicas'
+  // documents.
+  for (auto& [id, connection] : connections) connection->link.reset();
+  connections.clear();
+  replicas.clear();
+}
+
 Node::~Node() {
+  listener_->Stop();
+  shards_.clear();
+  attached_.clear();
   for (auto& [id, connection] : connections_) connection->link.reset();
   for (auto& [name, loaded] : loaded_) loaded.document->Unwatch(loaded.watch);
+}
+
+template <class Fn>
+void Node::OnHome(Shard* shard, Fn fn) {
+  if (!shard) return fn();
+  asio::post(io_, std::move(fn));
+}
+
+template <class Fn>
+void Node::OnConnection(Shard* shard, uint64_t id, Fn fn) {
+  if (!shard) {
+    if (auto it = connections_.find(id); it != connections_.end()) fn(*it->second);
+    return;
+  }
+  asio::post(shard->io, [shard, id, fn = std::move(fn)]() mutable {
+    if (auto it = shard->connections.find(id); it != shard->connections.end()) fn(*it->second);
+  });
+}
+
+sync::Scheduler& Node::LinkScheduler(const Connection& c) {
+  return c.shard ? static_cast<sync::Scheduler&>(c.shard->forward) : *link_scheduler_;
+}
+
+void Node::ForEachConnection(const std::function<void(const Connection&)>& fn) {
+  for (const auto& [id, c] : connections_) fn(*c);
+  for (auto& shard : shards_) {
+    std::promise<void> done;
+    asio::post(shard->io, [&] {
+      for (const auto& [id, c] : shard->connections) fn(*c);
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
 }
 
 void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
@@ -286,16 +358,25 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
   auto connection = std::make_unique<Connection>();
   Connection& c = *connection;
   c.id = next_connection_++;
+  c.shard = static_cast<Shard*>(current_shard);
   c.remote = channel->handshake().remote;
   c.channel = std::move(channel);
-  c.channel->Closed([this, id = c.id] {
-    asio::post(io_, [this, id] {
-      if (auto it = connections_.find(id); it != connections_.end()) Drop(*it->second);
+  c.channel->Closed([this, shard = c.shard, id = c.id] {
+    // Dropped on a later turn: the channel's other listeners run first.
+    auto executor = shard ? shard->io.get_executor() : io_.get_executor();
+    asio::post(executor, [this, shard, id] {
+      auto& connections = shard ? shard->connections : connections_;
+      if (auto it = connections.find(id); it != connections.end()) Drop(*it->second);
     });
   });
-  connections_.emplace(c.id, std::move(connection));
+  (c.shard ? c.shard->connections : connections_).emplace(c.id, std::move(connection));
   const std::string address = c.remote.substr(0, c.remote.rfind(':'));
-  if (++per_address_[address] > config_.limits.max_connections_per_address) {
+  uint64_t from_address;
+  {
+    std::lock_guard lock(per_address_mutex_);
+    from_address = ++per_address_[address];
+  }
+  if (from_address > config_.limits.max_connections_per_address) {
     return Refuse(c, "limit",
                   std::to_string(config_.limits.max_connections_per_address) +
                       " connections from " + address +
@@ -311,9 +392,10 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
                     "a valid bearer token is needed (Authorization header or ?token=)");
     }
   }
-  c.link = std::make_unique<sync::Link>(*c.channel, *link_scheduler_);
+  c.link = std::make_unique<sync::Link>(*c.channel, LinkScheduler(c));
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
-  if (auto requests = sync::Requests::Open(*c.channel, io_.get_executor())) {
+  auto executor = c.shard ? c.shard->io.get_executor() : io_.get_executor();
+  if (auto requests = sync::Requests::Open(*c.channel, executor)) {
     c.requests.emplace(std::move(*requests));
     (void)c.requests->Answer(
         [this, &c](const std::string& name, const boost::json::value& args, sync::Reply reply) {
@@ -357,10 +439,27 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
     // Runs after every frame this connection sent before the request, with
     // the store synced first: all they carried is stored. If the disk fails
     // that batch meanwhile, WatchStall answers first.
-    link_scheduler_->Post([reply] { reply.SendResult(json::object{{"durable", true}}); });
-    durable_waiting_.push_back(reply);
-    return WatchStall();
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    LinkScheduler(c).Post([reply, done] {
+      reply.SendResult(json::object{{"durable", true}});
+      done->store(true);
+    });
+    return OnHome(c.shard, [this, ask = DurableAsk{reply, c.shard, done}] {
+      durable_waiting_.push_back(ask);
+      WatchStall();
+    });
   }
+  // The rest is answered from the home thread's state, on this thread.
+  auto answer = [this, shard = c.shard, id = c.id, reply](auto compute) {
+    OnHome(shard, [this, shard, id, reply, compute = std::move(compute)] {
+      compute([this, shard, id, reply](json::value result, std::optional<sync::RequestError> error) {
+        OnConnection(shard, id, [reply, result = std::move(result), error](Connection&) {
+          if (error) return reply.SendError(*error);
+          reply.SendResult(result);
+        });
+      });
+    });
+  };
   if (request == "has") {
     const json::object* object = args.if_object();
     const json::string* name = object ? object->at("name").if_string() : nullptr;
@@ -370,47 +469,49 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
     if (!CanRead(c, *name)) {
       return reply.SendError({"forbidden", "this token has no right to \"" + std::string(*name) + "\"", {}});
     }
-    std::optional<codec::Id> root;
-    codec::Kind kind = codec::Kind::kObject;
-    if (auto it = loaded_.find(std::string_view(*name)); it != loaded_.end()) {
-      root = it->second.document->root().id();
-      kind = it->second.document->root().kind();
-    } else if (auto info = store_->Info(std::string_view(*name)); info && info->damage.empty()) {
-      root = info->root;
-      kind = info->kind;
-    }
-    if (!root) {
+    return answer([this, name = std::string(*name)](auto tell) {
+      auto held = [](const codec::Id& root, codec::Kind kind) {
+        return json::object{{"held", true},
+                            {"root", codec::IdText(root)},
+                            {"kind", std::string(codec::KindName(kind))}};
+      };
+      if (auto it = loaded_.find(name); it != loaded_.end()) {
+        return tell(held(it->second.document->root().id(), it->second.document->root().kind()),
+                    std::nullopt);
+      }
+      if (auto info = store_->Info(name); info && info->damage.empty()) {
+        return tell(held(info->root, info->kind), std::nullopt);
+      }
       // Not here: perhaps a node above holds it.
-      if (UpstreamLink* upstream = UpstreamFor(std::string_view(*name))) {
-        return upstream->client->Probe(std::string(*name), [reply](auto held) {
-          if (!held) return reply.SendResult(json::object{{"held", false}});
-          reply.SendResult(json::object{{"held", true},
-                                        {"root", codec::IdText(held->first)},
-                                        {"kind", std::string(codec::KindName(held->second))}});
+      if (UpstreamLink* upstream = UpstreamFor(name)) {
+        return upstream->client->Probe(name, [tell, held](auto found) {
+          if (!found) return tell(json::object{{"held", false}}, std::nullopt);
+          tell(held(found->first, found->second), std::nullopt);
         });
       }
-      return reply.SendResult(json::object{{"held", false}});
-    }
-    return reply.SendResult(json::object{{"held", true},
-                                         {"root", codec::IdText(*root)},
-                                         {"kind", std::string(codec::KindName(kind))}});
+      tell(json::object{{"held", false}}, std::nullopt);
+    });
   }
   if (request == "hello") {
     c.peer = true;  // Only nodes say hello.
     const json::object* object = args.if_object();
     const json::string* id = object && object->contains("id") ? object->at("id").if_string() : nullptr;
-    std::vector<std::string> path = Path();
-    if (id && std::find(path.begin(), path.end(), std::string(*id)) != path.end()) {
-      spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
-                    config_.node_id, c.remote, std::string(*id), config_.node_id, Joined(path));
-      return reply.SendError({"cycle",
-                              "node " + std::string(*id) + " is already upstream of " +
-                                  config_.node_id + " (" + Joined(path) + "); linking them makes a cycle",
-                              {}});
-    }
-    json::array ids;
-    for (const auto& node : path) ids.emplace_back(node);
-    return reply.SendResult(json::object{{"path", std::move(ids)}});
+    return answer([this, id = id ? std::optional<std::string>(*id) : std::nullopt,
+                   remote = c.remote](auto tell) {
+      std::vector<std::string> path = Path();
+      if (id && std::find(path.begin(), path.end(), *id) != path.end()) {
+        spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
+                      config_.node_id, remote, *id, config_.node_id, Joined(path));
+        return tell(nullptr, sync::RequestError{"cycle",
+                                                "node " + *id + " is already upstream of " +
+                                                    config_.node_id + " (" + Joined(path) +
+                                                    "); linking them makes a cycle",
+                                                {}});
+      }
+      json::array ids;
+      for (const auto& node : path) ids.emplace_back(node);
+      tell(json::object{{"path", std::move(ids)}}, std::nullopt);
+    });
   }
   reply.SendError({"missing", "nothing here answers " + request, {}});
 }
@@ -436,28 +537,243 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   // A client that holds the document (and does not ask for ours) may create
   // it here; one that wants state is served from above, if anything.
   const bool may_create = open.root && !open.want && can_write && AnyMatches(config_.create, name);
+  OnHome(c.shard, [this, shard = c.shard, id = c.id, open, may_create, remote = c.remote] {
+    OpenHome(open, may_create,
+             [this, shard, id, open, remote](codec::Result<sync::Document*> document, bool created) {
+      if (!document) {
+        spdlog::info("event=decline doc=\"{}\" peer={} reason={}", open.name, remote,
+                     codec::Name(document.error().reason));
+        return OnConnection(shard, id, [this, open, refusal = document.error()](Connection& c) {
+          Decline(c, open, std::string(codec::Name(refusal.reason)), refusal.message);
+        });
+      }
+      if (shard) return Attach(*shard, id, open, **document, created);
+      auto it = connections_.find(id);
+      if (it == connections_.end() || stopping_) return Release(open.name);
+      Serve(*it->second, open, **document, created);
+    });
+  });
+}
+
+void Node::OpenHome(const codec::OpenFrame& open, bool may_create,
+                    std::function<void(codec::Result<sync::Document*>, bool created)> done) {
+  const std::string& name = open.name;
+  auto load = [this, done](const std::string& name, const std::optional<codec::RootRef>& root,
+                           bool created) {
+    auto document = Load(name, root);
+    if (document) ++loaded_[name].shares;
+    done(document, created);
+  };
   const bool existed = loaded_.count(name) || store_->Info(name).has_value();
   if (!existed && !may_create) {
-    if (UpstreamLink* upstream = UpstreamFor(name)) return OpenFromUpstream(c.id, open, *upstream);
+    if (UpstreamLink* upstream = UpstreamFor(name)) {
+      // Neither this node nor the client holds it: perhaps a node above does.
+      return upstream->client->Probe(name, [this, name, done, load](auto held) {
+        if (stopping_) return;
+        if (!held) {
+          return done(Refusal{Reason::kNoDocument, "no node on the way up holds \"" + name + "\""},
+                      false);
+        }
+        load(name, codec::RootRef{std::string(held->first.view()), held->second}, false);
+      });
+    }
   }
-  auto document = Load(name, may_create ? open.root : std::nullopt);
-  if (!document) {
-    spdlog::info("event=decline doc=\"{}\" peer={} reason={}", name, c.remote,
-                 codec::Name(document.error().reason));
-    return Decline(c, open, std::string(codec::Name(document.error().reason)),
-                   document.error().message);
+  load(name, may_create ? open.root : std::nullopt, !existed);
+}
+
+void Node::Attach(Shard& shard, uint64_t connection, const codec::OpenFrame& open,
+                  sync::Document& document, bool created) {
+  Attachment& attachment = attached_[{shard.index, open.name}];
+  ++attachment.shares;
+  std::shared_ptr<sync::Channel> end;
+  if (!attachment.link) {
+    auto [home, there] = sync::CrossThreadPair(channel_scheduler_, shard.scheduler);
+    attachment.generation = next_generation_++;
+    attachment.end = std::move(home);
+    // What the home document sends its replica is stored first.
+    attachment.link = std::make_unique<sync::Link>(*attachment.end, *link_scheduler_);
+    sync::ShareHandlers handlers;
+    // The shard's links checked each commit against the connection's rights
+    // and the limits; only a failing disk stops one here.
+    handlers.accept = [this](const codec::Commit&) -> std::vector<codec::WireReason> {
+      if (auto why = Unavailable()) return {{"unavailable", *why, std::nullopt}};
+      return {};
+    };
+    handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
+    (void)attachment.link->Share(open.name, &document, std::move(handlers));
+    end = std::move(there);
   }
-  Serve(c, open, **document, !existed);
+  asio::post(shard.io, [this, &shard, connection, open, generation = attachment.generation, end,
+                        created] { ServeReplica(shard, connection, open, generation, end, created); });
+}
+
+void Node::ServeReplica(Shard& shard, uint64_t connection, const codec::OpenFrame& open,
+                        uint64_t generation, std::shared_ptr<sync::Channel> end, bool created) {
+  const std::string& name = open.name;
+  if (end) {
+    // A new attachment: a replica still here was detached (its links first).
+    if (auto old = shard.replicas.find(name); old != shard.replicas.end()) {
+      old->second.link.reset();
+      shard.replicas.erase(old);
+    }
+    Replica& replica = shard.replicas[name];
+    replica.generation = generation;
+    replica.end = std::move(end);
+    replica.link = std::make_unique<sync::Link>(*replica.end, shard.scheduler);
+    auto tell = [&shard, name](sync::Document* document) {
+      auto it = shard.replicas.find(name);
+      if (it == shard.replicas.end()) return;
+      auto waiting = std::move(it->second.waiting);
+      it->second.waiting.clear();
+      for (auto& fn : waiting) fn(document);
+    };
+    sync::ShareHandlers handlers;
+    handlers.ready = [this, &shard, name, tell](sync::Document& document) {
+      auto it = shard.replicas.find(name);
+      if (it != shard.replicas.end() && !it->second.watching) {
+        it->second.watching = true;
+        document.Watch([this, &shard, name](const sync::Change& change) {
+          GuardReplica(shard, name, change);
+        });
+      }
+      tell(&document);
+    };
+    handlers.fault = [tell, name](const std::string& reason, const std::string& message) {
+      spdlog::warn("event=replica-end doc=\"{}\" reason={} detail=\"{}\"", name, reason, message);
+      tell(nullptr);
+    };
+    // Concurrent edits one end refused leave the two apart: the replica
+    // yields to the home document.
+    handlers.refused = [this, &shard, name](const sync::Refused&) { ResyncReplica(shard, name); };
+    handlers.synced = [this, &shard, name](sync::Document&) {
+      auto it = shard.replicas.find(name);
+      if (it == shard.replicas.end()) return;
+      it->second.resyncing = false;
+      if (std::exchange(it->second.resync_again, false)) ResyncReplica(shard, name);
+    };
+    handlers.landing = [&shard, name](bool on) {
+      if (auto it = shard.replicas.find(name); it != shard.replicas.end()) it->second.landing = on;
+    };
+    // No document: the home end's state makes it, with the same ids.
+    auto topic = replica.link->Share(name, nullptr, std::move(handlers));
+    replica.topic = topic ? *topic : nullptr;
+  }
+  auto serve = [this, &shard, connection, open, created](sync::Document* document) {
+    auto it = shard.connections.find(connection);
+    if (it == shard.connections.end() || stopping_ || !document) {
+      if (it != shard.connections.end() && !stopping_) {
+        Decline(*it->second, open, "unavailable",
+                "the document's replica on this thread ended; open it again");
+      }
+      return ReleaseShare(&shard, open.name);
+    }
+    Serve(*it->second, open, *document, created);
+  };
+  auto it = shard.replicas.find(name);
+  if (it == shard.replicas.end() || !it->second.topic || it->second.topic->ended()) {
+    return serve(nullptr);
+  }
+  if (it->second.topic->ready()) return serve(it->second.topic->document());
+  it->second.waiting.push_back(std::move(serve));
+}
+
+void Node::ResyncReplica(Shard& shard, const std::string& name) {
+  auto it = shard.replicas.find(name);
+  if (it == shard.replicas.end() || it->second.resync_posted) return;
+  it->second.resync_posted = true;
+  asio::post(shard.io, [&shard, name, generation = it->second.generation] {
+    auto again = shard.replicas.find(name);
+    if (again == shard.replicas.end() || again->second.generation != generation) return;
+    Replica& replica = again->second;
+    replica.resync_posted = false;
+    if (!replica.topic || replica.topic->ended()) return;
+    // The home end answers after applying all this end sent before.
+    // One at a time: a second state would arrive unasked.
+    if (replica.resyncing) {
+      replica.resync_again = true;
+      return;
+    }
+    replica.resyncing = true;
+    replica.unapplied.clear();
+    replica.topic->Resync();
+  });
+}
+
+namespace {
+
+std::string SlotKey(const codec::Delta& delta) {
+  std::string key(delta.id.view());
+  key += static_cast<char>(delta.ref.kind);
+  key += delta.ref.key;
+  return key;
+}
+
+}  // namespace
+
+void Node::GuardReplica(Shard& shard, const std::string& name, const sync::Change& change) {
+  auto it = shard.replicas.find(name);
+  if (it == shard.replicas.end()) return;
+  Replica& replica = it->second;
+  if (replica.landing) {  // From home: the first delivery while landing.
+    replica.landing = false;
+    for (const codec::Delta& delta : change.commit.deltas) {
+      if (replica.unapplied.count(SlotKey(delta))) return ResyncReplica(shard, name);
+    }
+    return;
+  }
+  // A client's commit, on its way home.
+  for (const codec::Delta& delta : change.commit.deltas) {
+    replica.unapplied[SlotKey(delta)] = replica.epoch;
+  }
+  if (!replica.barrier_posted) ReplicaBarrier(shard, name);
+}
+
+void Node::ReplicaBarrier(Shard& shard, const std::string& name) {
+  Replica& replica = shard.replicas.at(name);
+  replica.barrier_posted = true;
+  const uint64_t tag = replica.epoch++;
+  // Runs once home has stored, so applied, every commit sent before it.
+  shard.forward.Post([this, &shard, name, generation = replica.generation, tag] {
+    auto it = shard.replicas.find(name);
+    if (it == shard.replicas.end() || it->second.generation != generation) return;
+    Replica& r = it->second;
+    r.barrier_posted = false;
+    std::erase_if(r.unapplied, [tag](const auto& slot) { return slot.second <= tag; });
+    if (!r.unapplied.empty()) ReplicaBarrier(shard, name);
+  });
+}
+
+void Node::ReleaseShare(Shard* shard, const std::string& name) {
+  OnHome(shard, [this, index = shard ? std::optional<size_t>(shard->index) : std::nullopt, name] {
+    if (index) return Detach(*index, name);
+    Release(name);
+  });
+}
+
+void Node::Detach(size_t index, const std::string& name) {
+  auto it = attached_.find({index, name});
+  if (it == attached_.end()) return;
+  Release(name);
+  if (--it->second.shares > 0) return;
+  const uint64_t generation = it->second.generation;
+  attached_.erase(it);  // Ends the link: the replica hears its channel close.
+  Shard& shard = *shards_[index];
+  asio::post(shard.io, [&shard, name, generation] {
+    auto replica = shard.replicas.find(name);
+    if (replica == shard.replicas.end() || replica->second.generation != generation) return;
+    replica->second.link.reset();
+    shard.replicas.erase(replica);
+  });
 }
 
 std::optional<std::string> Node::Unavailable() {
   std::optional<std::string> stalled = store_->Stalled();
-  if (stalled && !stalled_) {
+  const bool was = stalled_.exchange(stalled.has_value());
+  if (stalled && !was) {
     spdlog::error("event=storage state=stalled detail=\"{}\"", *stalled);
-  } else if (!stalled && stalled_) {
+  } else if (!stalled && was) {
     spdlog::warn("event=storage state=recovered");
   }
-  stalled_ = stalled.has_value();
   if (!stalled) return std::nullopt;
   return "the node cannot store writes now (" + *stalled +
          "); it retries every second and takes writes again once the disk does";
@@ -494,26 +810,6 @@ void Node::CountRefused(const sync::Refused& refused) {
   }
 }
 
-void Node::OpenFromUpstream(uint64_t connection, const codec::OpenFrame& open,
-                            UpstreamLink& upstream) {
-  // Neither this node nor the client holds it: perhaps a node above does.
-  upstream.client->Probe(open.name, [this, connection, open](auto held) {
-    auto it = connections_.find(connection);
-    if (it == connections_.end() || stopping_) return;
-    Connection& c = *it->second;
-    codec::Result<sync::Document*> document =
-        Refusal{Reason::kNoDocument, "no node on the way up holds \"" + open.name + "\""};
-    if (held) {
-      document = Load(open.name, codec::RootRef{std::string(held->first.view()), held->second});
-    }
-    if (!document) {
-      return Decline(c, open, std::string(codec::Name(document.error().reason)),
-                     document.error().message);
-    }
-    Serve(c, open, **document, false);
-  });
-}
-
 void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& document,
                  bool created) {
   const std::string& name = open.name;
@@ -528,16 +824,16 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
   handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
     meters_.faults.Add(1, {reason, "remote"});
     spdlog::info("event=end doc=\"{}\" peer={} reason={}", name, c.remote, reason);
-    if (c.shared.erase(name)) Release(name);
+    if (c.shared.erase(name)) ReleaseShare(c.shard, name);
   };
   // A document the client just made here: ask it for its state.
   auto shared = c.link->Share(name, &document, std::move(handlers), /*want=*/created);
   if (!shared) {
+    ReleaseShare(c.shard, name);
     return Decline(c, open, std::string(codec::Name(shared.error().reason)),
                    shared.error().message);
   }
   c.shared.insert(name);
-  ++loaded_[name].shares;
   spdlog::info("event=share doc=\"{}\" peer={} created={}", name, c.remote, created);
 }
 
@@ -609,15 +905,21 @@ void Node::Drop(Connection& c) {
   if (c.channel->end_reason().rfind("bad-frame", 0) == 0) {
     meters_.faults.Add(1, {"bad-frame", "local"});
   }
-  if (c.link) AddStats(meters_.retired_link, c.link->stats());
-  AddTraffic(meters_.retired_traffic, c.channel->traffic());
-  for (const std::string& name : c.shared) Release(name);
+  OnHome(c.shard, [this, link = c.link ? std::optional(c.link->stats()) : std::nullopt,
+                   traffic = c.channel->traffic()] {
+    if (link) AddStats(meters_.retired_link, *link);
+    AddTraffic(meters_.retired_traffic, traffic);
+  });
+  for (const std::string& name : c.shared) ReleaseShare(c.shard, name);
   c.shared.clear();
   const std::string address = c.remote.substr(0, c.remote.rfind(':'));
-  if (auto it = per_address_.find(address); it != per_address_.end() && --it->second == 0) {
-    per_address_.erase(it);
+  {
+    std::lock_guard lock(per_address_mutex_);
+    if (auto it = per_address_.find(address); it != per_address_.end() && --it->second == 0) {
+      per_address_.erase(it);
+    }
   }
-  connections_.erase(c.id);
+  (c.shard ? c.shard->connections : connections_).erase(c.id);
 }
 
 void Node::ScheduleEviction() {
@@ -651,9 +953,16 @@ void Node::WatchStall() {
   stall_watch_.async_wait([this](boost::system::error_code ec) {
     stall_watched_ = false;
     if (ec) return;
-    std::erase_if(durable_waiting_, [](const sync::Reply& r) { return r.answered(); });
+    std::erase_if(durable_waiting_, [](const DurableAsk& ask) { return ask.done->load(); });
     if (auto why = Unavailable()) {
-      for (const sync::Reply& reply : durable_waiting_) reply.SendError({"unavailable", *why, {}});
+      for (const DurableAsk& ask : durable_waiting_) {
+        auto fail = [ask, why] {
+          ask.reply.SendError({"unavailable", *why, {}});
+          ask.done->store(true);
+        };
+        if (!ask.shard) fail();
+        else asio::post(ask.shard->io, fail);
+      }
       durable_waiting_.clear();
     }
     if (!durable_waiting_.empty() && !stopping_) WatchStall();
@@ -673,9 +982,15 @@ void Node::Shutdown(std::function<void()> done) {
   // that stopping ends (the node then exits saying so).
   if (Unavailable()) store_->StopRetrying();
   for (auto& upstream : upstreams_) upstream->client->Close();
-  for (auto& [id, connection] : connections_) {
-    if (connection->link) connection->link->Close();
-    else connection->channel->Close();
+  auto close = [](const std::map<uint64_t, std::unique_ptr<Connection>>& connections) {
+    for (auto& [id, connection] : connections) {
+      if (connection->link) connection->link->Close();
+      else connection->channel->Close();
+    }
+  };
+  close(connections_);
+  for (auto& shard : shards_) {
+    asio::post(shard->io, [close, &shard = *shard] { close(shard.connections); });
   }
   store_->Sync();
   // Give the sockets a moment to send what was queued and close cleanly.

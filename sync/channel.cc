@@ -147,4 +147,65 @@ std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> InProcessPair(
   return {std::move(a), std::move(b)};
 }
 
+namespace {
+
+// One end of a cross-thread pair. The pair's state names both ends; each
+// entry is written and read on its own end's thread only (by that end, and
+// by the work the other end posts there), so no lock is needed.
+class CrossThreadChannel : public ChannelBase {
+ public:
+  struct Pair {
+    Scheduler* schedulers[2];
+    CrossThreadChannel* ends[2] = {nullptr, nullptr};
+  };
+
+  CrossThreadChannel(std::shared_ptr<Pair> pair, int side)
+      : ChannelBase(*pair->schedulers[side]), pair_(std::move(pair)), side_(side) {
+    pair_->ends[side_] = this;
+  }
+  ~CrossThreadChannel() override {
+    pair_->ends[side_] = nullptr;
+    Close();
+  }
+
+  void Send(const codec::Frame& frame) override {
+    if (ended()) return;
+    OnPeer([frame](CrossThreadChannel& peer) { peer.Deliver(frame); });
+  }
+  void Close() override {
+    if (peer_closed_) return;
+    peer_closed_ = true;
+    End();
+    OnPeer([](CrossThreadChannel& peer) {
+      peer.peer_closed_ = true;
+      peer.End();
+    });
+  }
+
+ private:
+  // Runs `fn` on the other end's thread, if that end still exists then.
+  template <class Fn>
+  void OnPeer(Fn fn) {
+    const int other = 1 - side_;
+    pair_->schedulers[other]->Post([pair = pair_, other, fn = std::move(fn)] {
+      if (CrossThreadChannel* peer = pair->ends[other]) fn(*peer);
+    });
+  }
+
+  std::shared_ptr<Pair> pair_;
+  int side_;
+  bool peer_closed_ = false;  // This end was closed, by itself or the other.
+};
+
+}  // namespace
+
+std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> CrossThreadPair(
+    Scheduler& first, Scheduler& second) {
+  auto pair = std::make_shared<CrossThreadChannel::Pair>();
+  pair->schedulers[0] = &first;
+  pair->schedulers[1] = &second;
+  return {std::make_unique<CrossThreadChannel>(pair, 0),
+          std::make_unique<CrossThreadChannel>(pair, 1)};
+}
+
 }  // namespace aweft::sync

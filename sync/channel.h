@@ -130,4 +130,13 @@ class ChannelBase : public Channel {
 std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> InProcessPair(
     Scheduler& scheduler);
 
+// Two channels joined across threads: the first end lives on `first`'s
+// thread, the second on `second`'s, and each is used (sent on, closed,
+// destroyed) there only. A frame sent on one end is handed to the other's
+// scheduler, in order; closing or destroying either end ends both. Both
+// schedulers' Post must be callable from any thread (AsioScheduler is), and
+// outlive the ends.
+std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> CrossThreadPair(
+    Scheduler& first, Scheduler& second);
+
 }  // namespace aweft::sync

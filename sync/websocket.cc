@@ -561,14 +561,21 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
       // Accepted here, then moved to its thread: no operation pending on
       // this context refers to a socket of another, whichever is destroyed
       // first.
-      if (self->options.socket_executor && !MoveTo(self->options.socket_executor(), socket)) {
+      Scheduler* scheduler = &self->scheduler;
+      if (self->options.place) {
+        auto [executor, placed] = self->options.place();
+        if (!MoveTo(executor, socket)) continue;
+        scheduler = placed;
+      } else if (self->options.socket_executor &&
+                 !MoveTo(self->options.socket_executor(), socket)) {
         continue;
       }
       auto executor = socket.get_executor();
       if (self->options.tls) {
-        asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket)), Rethrow);
+        asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket), *scheduler), Rethrow);
       } else {
-        asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket)), Rethrow);
+        asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket), *scheduler),
+                       Rethrow);
       }
     }
   }
@@ -592,7 +599,8 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
   }
 
   template <class Next>
-  static asio::awaitable<void> Handshake(std::shared_ptr<State> self, tcp::socket socket) {
+  static asio::awaitable<void> Handshake(std::shared_ptr<State> self, tcp::socket socket,
+                                         Scheduler& scheduler) {
     using Session = StreamSession<Next>;
     beast::error_code ignored;
     const auto peer = socket.remote_endpoint(ignored);
@@ -623,13 +631,13 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         peer.address().to_string() + ":" + std::to_string(peer.port())};
     std::optional<asio::any_io_executor> home;
     std::shared_ptr<SocketCourier> courier;
-    if (self->options.socket_executor) {
+    if (self->options.socket_executor && !self->options.place) {
       home = self->home;
       courier = self->CourierTo(stream.get_executor());
     }
     auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
                                              beast::role_type::server, home, std::move(courier));
-    auto channel = std::make_unique<WebSocketChannel>(self->scheduler, session);
+    auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
     channel->set_handshake(std::move(handshake));
     if (!home) {
       session->Start();

@@ -58,6 +58,12 @@ class WebSocketChannel : public ChannelBase {
     // channel and link stay on the listener's executor. Empty: the
     // listener's own. Default: empty.
     std::function<boost::asio::any_io_executor()> socket_executor;
+    // Listening: where each accepted connection runs, socket and channel
+    // both: an executor, and the scheduler the channel delivers on, which
+    // runs work on that executor's thread. on_channel is then called on that
+    // thread. Takes precedence over socket_executor. Empty: the listener's
+    // own. Default: empty.
+    std::function<std::pair<boost::asio::any_io_executor, Scheduler*>()> place;
   };
 
   // The accepting end's view of the upgrade request that opened it.

@@ -54,7 +54,7 @@ class NodeProcess {
     std::vector<std::string> args{AWEFT_NODE, "--data", data_, "--listen",
                                   "127.0.0.1:" + std::to_string(port), "--admin", "127.0.0.1:0",
                                   "--log-level", "warn"};
-    // The suite runs a second time with the sockets on threads of their own
+    // The suite runs a second time with connections spread over threads
     // (tests/node/CMakeLists.txt).
     if (const char* threads = std::getenv("AWEFT_TEST_NODE_THREADS")) {
       args.insert(args.end(), {"--threads", threads});
