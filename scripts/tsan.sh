@@ -13,7 +13,7 @@ build="${AWEFT_TSAN_BUILD_DIR:-build-tsan}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O0 -gline-tables-only" -DAWEFT_TESTS=ON -DAWEFT_BENCHMARKS=OFF \
   -DAWEFT_TSAN=ON >/dev/null
-cmake --build "$build" --parallel "$(nproc)" --target sync_net_tests storage_tests node_process_tests aweft-node
+cmake --build "$build" --parallel "$(nproc)" --target sync_net_tests storage_tests node_process_tests node_shard_tests aweft-node
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
 ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" --timeout 900 \
   -R 'thread' "$@"
