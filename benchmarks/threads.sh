@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The node at --threads 1 and then --threads 2 under the same load, one after
-# the other in one run (benchmarks/RESULTS.md "Threads"). Needs a build with
+# The node at --threads 1, 2 and 3 (THREADS overrides the list) under the same
+# load, one after the other in one run (benchmarks/RESULTS.md "Threads"). Needs a build with
 # benchmarks (scripts/build.sh); BUILD names it (default build), DURABILITY
 # the node's storage.durability (default sync).
 #   benchmarks/threads.sh [AWEFT-BENCH FLAGS...]
@@ -12,7 +12,7 @@ build="${BUILD:-build}"
 durability="${DURABILITY:-sync}"
 flags=("$@")
 ((${#flags[@]})) || flags=(--clients 300 --writers 3 --rate 1500 --duration 8 --light)
-for threads in 1 2; do
+for threads in ${THREADS:-1 2 3}; do
   data=$(mktemp -d)
   "$build/node/aweft-node" --data "$data" --listen 127.0.0.1:0 --admin off --log-level warn \
     --durability "$durability" --threads "$threads" >"$data/out" 2>&1 &
