@@ -344,7 +344,7 @@ json::object NodeAdmin::Links() {
     const sync::Link::Stats& s = c.link->stats();
     const sync::WebSocketChannel::Traffic& t = c.channel->traffic();
     json::array topics;
-    for (const auto& name : c.shared) topics.emplace_back(name);
+    for (const auto& [name, topic] : c.shared) topics.emplace_back(name);
     links.push_back(
         json::object{{"id", "c" + std::to_string(c.id)},
                      {"kind", c.peer ? "peer" : "client"},

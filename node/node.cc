@@ -638,9 +638,19 @@ void Node::ServeReplica(Shard& shard, uint64_t connection, const codec::OpenFram
       }
       tell(&document);
     };
-    handlers.fault = [tell, name](const std::string& reason, const std::string& message) {
+    handlers.fault = [this, &shard, tell, name](const std::string& reason,
+                                                const std::string& message) {
       spdlog::warn("event=replica-end doc=\"{}\" reason={} detail=\"{}\"", name, reason, message);
       tell(nullptr);
+      // Those it serves would drift from home unseen: they hear `left`, and
+      // may open the document again (a new replica).
+      for (auto& [id, c] : shard.connections) {
+        auto it = c->shared.find(name);
+        if (it == c->shared.end()) continue;
+        it->second->Stop();
+        c->shared.erase(it);
+        ReleaseShare(&shard, name);
+      }
     };
     // Concurrent edits one end refused leave the two apart: the replica
     // yields to the home document.
@@ -833,7 +843,7 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
     return Decline(c, open, std::string(codec::Name(shared.error().reason)),
                    shared.error().message);
   }
-  c.shared.insert(name);
+  c.shared.emplace(name, *shared);
   spdlog::info("event=share doc=\"{}\" peer={} created={}", name, c.remote, created);
 }
 
@@ -910,7 +920,7 @@ void Node::Drop(Connection& c) {
     if (link) AddStats(meters_.retired_link, *link);
     AddTraffic(meters_.retired_traffic, traffic);
   });
-  for (const std::string& name : c.shared) ReleaseShare(c.shard, name);
+  for (const auto& [name, topic] : c.shared) ReleaseShare(c.shard, name);
   c.shared.clear();
   const std::string address = c.remote.substr(0, c.remote.rfind(':'));
   {

@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,7 +67,7 @@ class Node {
     std::unique_ptr<sync::Link> link;
     std::optional<sync::Requests> requests;
     const Token* token = nullptr;  // Null when no tokens are configured.
-    std::set<std::string> shared;  // Names this connection shares now.
+    std::map<std::string, sync::Shared*> shared;  // What this connection shares now.
     std::string remote;
     bool peer = false;  // Another node (it asked `hello`), not a client.
     std::vector<sync::Reply> answering;  // Requests taken, some answered since.
