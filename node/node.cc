@@ -765,15 +765,16 @@ void Node::Detach(size_t index, const std::string& name) {
   if (it == attached_.end()) return;
   Release(name);
   if (--it->second.shares > 0) return;
-  const uint64_t generation = it->second.generation;
-  attached_.erase(it);  // Ends the link: the replica hears its channel close.
+  // The replica goes first (posted ahead of the end its channel hears when
+  // the home end goes), so that it does not report an end nobody minds.
   Shard& shard = *shards_[index];
-  asio::post(shard.io, [&shard, name, generation] {
+  asio::post(shard.io, [&shard, name, generation = it->second.generation] {
     auto replica = shard.replicas.find(name);
     if (replica == shard.replicas.end() || replica->second.generation != generation) return;
     replica->second.link.reset();
     shard.replicas.erase(replica);
   });
+  attached_.erase(it);
 }
 
 std::optional<std::string> Node::Unavailable() {
