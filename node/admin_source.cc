@@ -84,6 +84,12 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
                             "Batches of commits written (one fsync each in sync mode).")),
       snapshots(m.Counter("aweft_store_snapshots_total",
                           "Snapshots written since the node started (by count, size or asked).")),
+      replicas(m.Gauge("aweft_replicas",
+                       "Documents replicated on shard threads now (--threads above 1), "
+                       "one per document per shard.")),
+      replica_resyncs(m.Counter("aweft_replica_resyncs_total",
+                                "Times a shard's replica took its home document's state after "
+                                "conflicting writes (same slot, or a refusal) at both.")),
       rocksdb(m.Gauge("aweft_rocksdb_live_sst_bytes", "RocksDB: size of the live SST files.")),
       rocksdb_memtable(m.Gauge("aweft_rocksdb_memtable_bytes", "RocksDB: size of all memtables.")),
       rocksdb_keys(m.Gauge("aweft_rocksdb_estimated_keys", "RocksDB: estimated number of keys.")),
@@ -411,6 +417,7 @@ void NodeAdmin::CollectMetrics() {
   m.links.Set(static_cast<double>(clients), {"client"});
   m.links.Set(static_cast<double>(peers), {"peer"});
   m.loaded.Set(static_cast<double>(node_.loaded_.size()));
+  m.replicas.Set(static_cast<double>(node_.attached_.size()));
   m.stored.Set(static_cast<double>(node_.store_->List().size()));
   m.stalled.Set(node_.Unavailable() ? 1 : 0);
 

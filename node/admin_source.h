@@ -35,6 +35,8 @@ struct NodeMetrics {
   admin::Family& store_commits;  // aweft_store_commits_written_total
   admin::Family& store_syncs;    // aweft_store_batches_written_total
   admin::Family& snapshots;      // aweft_store_snapshots_total
+  admin::Family& replicas;       // aweft_replicas
+  admin::Family& replica_resyncs;  // aweft_replica_resyncs_total
   admin::Family& rocksdb;        // aweft_rocksdb_*: one family per figure, below
   admin::Family& rocksdb_memtable;
   admin::Family& rocksdb_keys;

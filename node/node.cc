@@ -599,7 +599,8 @@ void Node::Attach(Shard& shard, uint64_t connection, const codec::OpenFrame& ope
       if (auto why = Unavailable()) return {{"unavailable", *why, std::nullopt}};
       return {};
     };
-    handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
+    // Refusals between a replica and home are not counted: the replica
+    // yields (aweft_replica_resyncs_total counts that).
     (void)attachment.link->Share(open.name, &document, std::move(handlers));
     end = std::move(there);
   }
@@ -691,7 +692,7 @@ void Node::ResyncReplica(Shard& shard, const std::string& name) {
   auto it = shard.replicas.find(name);
   if (it == shard.replicas.end() || it->second.resync_posted) return;
   it->second.resync_posted = true;
-  asio::post(shard.io, [&shard, name, generation = it->second.generation] {
+  asio::post(shard.io, [this, &shard, name, generation = it->second.generation] {
     auto again = shard.replicas.find(name);
     if (again == shard.replicas.end() || again->second.generation != generation) return;
     Replica& replica = again->second;
@@ -705,6 +706,7 @@ void Node::ResyncReplica(Shard& shard, const std::string& name) {
     }
     replica.resyncing = true;
     replica.unapplied.clear();
+    meters_.replica_resyncs.Add(1);
     replica.topic->Resync();
   });
 }

@@ -244,6 +244,48 @@ TEST_CASE("/v1/node shows the config in effect with every secret masked", "[admi
   CHECK(node.at("uptime_seconds").to_number<double>() >= 0);
 }
 
+TEST_CASE("at --threads 3 the links of every thread are listed, and each shard serving a "
+          "document holds one replica of it",
+          "[admin][process]") {
+  AdminFixture f({"--threads", "3"});
+  // Three connections in a row: one on the home thread, one on each shard.
+  Document doc(Kind::kObject);
+  Client& writer = f.Share("spread", doc);
+  std::vector<std::unique_ptr<Client>> readers;
+  std::vector<sync::Shared*> reads;
+  for (int i = 0; i < 2; ++i) {
+    readers.push_back(std::make_unique<Client>(f.io, f.scheduler, f.node.url()));
+    reads.push_back(*readers.back()->link->Share("spread", nullptr));
+  }
+  REQUIRE(RunUntil(f.io, [&] { return reads[0]->ready() && reads[1]->ready(); }));
+  REQUIRE(doc.Set(doc.root(), "everywhere", true));
+  REQUIRE(RunUntil(f.io, [&] {
+    for (sync::Shared* read : reads) {
+      if (!read->document()->root().Get("everywhere")) return false;
+    }
+    return true;
+  }));
+  (void)writer;
+
+  const json::array links = f.GetJson("/v1/links").at("links").as_array();
+  REQUIRE(links.size() == 3);
+  for (const auto& link : links) CHECK(link.at("topics").at(0) == "spread");
+  CHECK(f.GetJson("/v1/documents?prefix=spread").at("documents").at(0).at("links").as_array().size() == 3);
+  HttpReply metrics = f.Get("/metrics");
+  std::vector<Sample> samples;
+  CHECK(ExpositionProblems(metrics.body, &samples).empty());
+  CHECK(SampleValue(samples, "aweft_links_open", "kind=\"client\"") == 3);
+  CHECK(SampleValue(samples, "aweft_replicas") == 2);
+
+  // The readers leave: their replicas go with them.
+  readers.clear();
+  REQUIRE(RunUntil(f.io, [&] {
+    std::vector<Sample> now;
+    (void)ExpositionProblems(f.Get("/metrics").body, &now);
+    return SampleValue(now, "aweft_replicas") == 0;
+  }));
+}
+
 TEST_CASE("an admin token guards every route but /health", "[admin][process][refusal]") {
   AdminFixture f({"--admin-token", "admin-secret-1"});
   CHECK(f.GetJson("/health").at("status") == "ok");
