@@ -86,11 +86,18 @@ struct ForwardScheduler::State {
   std::weak_ptr<DurableScheduler*> durable;
   std::deque<std::function<void()>> queue;  // Posted, not yet sealed.
   bool counting = false;                    // A count of queue is posted.
+  uint64_t dirtied = 0;                     // Dirty() calls so far.
+  uint64_t stored = 0;                      // Of those, known stored at home.
+  size_t waiting = 0;                       // Works posted that have not run.
 };
 
 ForwardScheduler::ForwardScheduler(asio::any_io_executor shard, asio::any_io_executor home,
                                    DurableScheduler& durable)
-    : state_(std::make_shared<State>(State{std::move(shard), std::move(home), durable.weak(), {}})) {}
+    : state_(std::make_shared<State>()) {
+  state_->shard = std::move(shard);
+  state_->home = std::move(home);
+  state_->durable = durable.weak();
+}
 
 namespace {
 
@@ -103,7 +110,13 @@ void PostTwice(const asio::any_io_executor& executor, Fn fn) {
 
 }  // namespace
 
+void ForwardScheduler::Dirty() { ++state_->dirtied; }
+
 void ForwardScheduler::Post(std::function<void()> work) {
+  if (state_->waiting == 0 && state_->dirtied == state_->stored) {
+    return asio::post(state_->shard, std::move(work));  // Nothing unstored went home.
+  }
+  ++state_->waiting;
   state_->queue.push_back(std::move(work));
   if (state_->counting) return;
   state_->counting = true;
@@ -112,17 +125,20 @@ void ForwardScheduler::Post(std::function<void()> work) {
   asio::post(state_->shard, [state = state_] {
     state->counting = false;
     const size_t count = state->queue.size();
-    asio::post(state->shard, [state, count] {
+    const uint64_t dirtied = state->dirtied;  // What the seal will cover.
+    asio::post(state->shard, [state, count, dirtied] {
       auto batch = std::make_shared<std::vector<std::function<void()>>>();
       for (size_t i = 0; i < count; ++i) {
         batch->push_back(std::move(state->queue.front()));
         state->queue.pop_front();
       }
-      PostTwice(state->home, [state, batch] {
+      PostTwice(state->home, [state, batch, dirtied] {
         auto durable = state->durable.lock();
         if (!durable || !*durable) return;  // The node is going.
-        (*durable)->Post([state, batch] {
-          asio::post(state->shard, [batch] {
+        (*durable)->Post([state, batch, dirtied] {
+          asio::post(state->shard, [state, batch, dirtied] {
+            state->stored = std::max(state->stored, dirtied);
+            state->waiting -= batch->size();
             for (auto& work : *batch) work();
           });
         });

@@ -83,12 +83,20 @@ class DurableScheduler : public sync::Scheduler {
 // frames, waits two turns there, so the home links have applied them (a
 // channel delivers on its next turn), and waits on the DurableScheduler for
 // the batch that stores them; the work then comes back to the shard.
+//
+// Only commits that entered a replica on the shard (from its clients) need
+// that: what came from home was stored before it was sent. So the caller
+// marks each such commit with Dirty() before it is applied; while nothing
+// marked is still unstored and no work waits, work runs on the shard's
+// next turn instead.
 class ForwardScheduler : public sync::Scheduler {
  public:
   ForwardScheduler(boost::asio::any_io_executor shard, boost::asio::any_io_executor home,
                    DurableScheduler& durable);
   // On the shard's thread.
   void Post(std::function<void()> work) override;
+  // A commit is about to enter a replica from a client (the shard's thread).
+  void Dirty();
 
  private:
   struct State;

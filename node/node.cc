@@ -834,6 +834,13 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
     return Oversized(commit);
   };
   handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
+  if (c.shard) {
+    // What a client sends a replica must be stored at home before the
+    // shard's links send anything more (docs/node.md "Threads").
+    handlers.landing = [shard = c.shard](bool starts) {
+      if (starts) shard->forward.Dirty();
+    };
+  }
   handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
     meters_.faults.Add(1, {reason, "remote"});
     spdlog::info("event=end doc=\"{}\" peer={} reason={}", name, c.remote, reason);

@@ -122,7 +122,7 @@ TEST_CASE("thread: a link across a CrossThreadPair carries state and commits bot
 }
 
 TEST_CASE("thread: work posted to a ForwardScheduler runs only once home has stored what the "
-          "shard sent before it",
+          "shard marked and sent before it",
           "[node][shard]") {
   storage::testing::TempDir dir;
   Loop home, shard;
@@ -165,6 +165,7 @@ TEST_CASE("thread: work posted to a ForwardScheduler runs only once home has sto
   for (int i = 0; i < kWrites; ++i) {
     shard.Call([&, i] {
       sync::Document& doc = *replica->document();
+      forward->Dirty();  // As a client's commit landing would.
       REQUIRE(doc.Set(doc.root(), "k" + std::to_string(i % 7), 1.0 * i));
       forward->Post([&, made = i + 1] {
         asio::post(home.io, [&, made] {
@@ -182,6 +183,17 @@ TEST_CASE("thread: work posted to a ForwardScheduler runs only once home has sto
   CHECK(checked == kWrites);
   CHECK(short_of == 0);
   CHECK(home.Call([&] { return store->Head("doc"); }) == static_cast<uint64_t>(kWrites));
+
+  // With everything marked stored and nothing waiting, work does not wait
+  // for the store: it runs on the shard's next turn, in order.
+  std::promise<std::vector<int>> ran;
+  shard.Call([&] {
+    auto order = std::make_shared<std::vector<int>>();
+    for (int i = 0; i < 3; ++i) forward->Post([order, i] { order->push_back(i); });
+    forward->Post([&ran, order] { ran.set_value(*order); });
+    return true;
+  });
+  CHECK(ran.get_future().get() == std::vector<int>{0, 1, 2});
 
   shard.Call([&] {
     shard_link.reset();
