@@ -285,18 +285,13 @@ Node::UpstreamLink* Node::UpstreamFor(std::string_view name) {
   return nullptr;
 }
 
-namespace {
-
-// The shard whose thread this is, if any.
-thread_local void* current_shard = nullptr;
-
-}  // namespace
+thread_local Node::Shard* Node::current_shard_ = nullptr;
 
 Node::Shard::Shard(size_t index, asio::io_context& home, DurableScheduler& durable)
     : index(index), forward(io.get_executor(), home.get_executor(), durable) {
   thread = std::thread([this] {
     pthread_setname_np(pthread_self(), ("aweft-shard-" + std::to_string(this->index)).c_str());
-    current_shard = this;
+    current_shard_ = this;
     io.run();
   });
 }
@@ -326,15 +321,22 @@ void Node::OnHome(Shard* shard, Fn fn) {
   asio::post(io_, std::move(fn));
 }
 
+std::map<uint64_t, std::unique_ptr<Node::Connection>>& Node::ConnectionsOf(Shard* shard) {
+  return shard ? shard->connections : connections_;
+}
+
+asio::any_io_executor Node::ExecutorOf(Shard* shard) {
+  return shard ? shard->io.get_executor() : io_.get_executor();
+}
+
 template <class Fn>
 void Node::OnConnection(Shard* shard, uint64_t id, Fn fn) {
-  if (!shard) {
-    if (auto it = connections_.find(id); it != connections_.end()) fn(*it->second);
-    return;
-  }
-  asio::post(shard->io, [shard, id, fn = std::move(fn)]() mutable {
-    if (auto it = shard->connections.find(id); it != shard->connections.end()) fn(*it->second);
-  });
+  auto run = [this, shard, id, fn = std::move(fn)]() mutable {
+    auto& connections = ConnectionsOf(shard);
+    if (auto it = connections.find(id); it != connections.end()) fn(*it->second);
+  };
+  if (!shard) return run();
+  asio::post(shard->io, std::move(run));
 }
 
 sync::Scheduler& Node::LinkScheduler(const Connection& c) {
@@ -358,18 +360,17 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
   auto connection = std::make_unique<Connection>();
   Connection& c = *connection;
   c.id = next_connection_++;
-  c.shard = static_cast<Shard*>(current_shard);
+  c.shard = current_shard_;
   c.remote = channel->handshake().remote;
   c.channel = std::move(channel);
   c.channel->Closed([this, shard = c.shard, id = c.id] {
     // Dropped on a later turn: the channel's other listeners run first.
-    auto executor = shard ? shard->io.get_executor() : io_.get_executor();
-    asio::post(executor, [this, shard, id] {
-      auto& connections = shard ? shard->connections : connections_;
+    asio::post(ExecutorOf(shard), [this, shard, id] {
+      auto& connections = ConnectionsOf(shard);
       if (auto it = connections.find(id); it != connections.end()) Drop(*it->second);
     });
   });
-  (c.shard ? c.shard->connections : connections_).emplace(c.id, std::move(connection));
+  ConnectionsOf(c.shard).emplace(c.id, std::move(connection));
   const std::string address = c.remote.substr(0, c.remote.rfind(':'));
   uint64_t from_address;
   {
@@ -394,8 +395,7 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
   }
   c.link = std::make_unique<sync::Link>(*c.channel, LinkScheduler(c));
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
-  auto executor = c.shard ? c.shard->io.get_executor() : io_.get_executor();
-  if (auto requests = sync::Requests::Open(*c.channel, executor)) {
+  if (auto requests = sync::Requests::Open(*c.channel, ExecutorOf(c.shard))) {
     c.requests.emplace(std::move(*requests));
     (void)c.requests->Answer(
         [this, &c](const std::string& name, const boost::json::value& args, sync::Reply reply) {
@@ -612,11 +612,8 @@ void Node::ServeReplica(Shard& shard, uint64_t connection, const codec::OpenFram
                         uint64_t generation, std::shared_ptr<sync::Channel> end, bool created) {
   const std::string& name = open.name;
   if (end) {
-    // A new attachment: a replica still here was detached (its links first).
-    if (auto old = shard.replicas.find(name); old != shard.replicas.end()) {
-      old->second.link.reset();
-      shard.replicas.erase(old);
-    }
+    // A new attachment: a replica still here was detached.
+    shard.replicas.erase(name);
     Replica& replica = shard.replicas[name];
     replica.generation = generation;
     replica.end = std::move(end);
@@ -773,7 +770,6 @@ void Node::Detach(size_t index, const std::string& name) {
   asio::post(shard.io, [&shard, name, generation = it->second.generation] {
     auto replica = shard.replicas.find(name);
     if (replica == shard.replicas.end() || replica->second.generation != generation) return;
-    replica->second.link.reset();
     shard.replicas.erase(replica);
   });
   attached_.erase(it);
@@ -939,7 +935,7 @@ void Node::Drop(Connection& c) {
       per_address_.erase(it);
     }
   }
-  (c.shard ? c.shard->connections : connections_).erase(c.id);
+  ConnectionsOf(c.shard).erase(c.id);
 }
 
 void Node::ScheduleEviction() {

@@ -85,7 +85,7 @@ class Node {
   struct Replica {
     uint64_t generation = 0;  // Which attachment it is the end of.
     std::shared_ptr<sync::Channel> end;
-    std::unique_ptr<sync::Link> link;
+    std::unique_ptr<sync::Link> link;  // Declared after `end`: destroyed first.
     sync::Shared* topic = nullptr;
     bool resync_posted = false;
     bool resyncing = false;     // Asked for home's state; not applied yet.
@@ -126,6 +126,11 @@ class Node {
   };
 
   void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
+  // The shard whose thread this is; null on any other.
+  static thread_local Shard* current_shard_;
+  // The connections of `shard` (null: the home thread's), and its executor.
+  std::map<uint64_t, std::unique_ptr<Connection>>& ConnectionsOf(Shard* shard);
+  boost::asio::any_io_executor ExecutorOf(Shard* shard);
   // Runs `fn` on the home thread: now if this is it (`shard` null), else
   // posted there.
   template <class Fn>
