@@ -1,8 +1,6 @@
 #include "admin/router.h"
 
 #include <boost/json/array.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -12,6 +10,7 @@
 
 #include "admin/dashboard.h"
 #include "codec/cbor.h"
+#include "codec/json.h"
 
 namespace aweft::admin {
 namespace json = boost::json;
@@ -63,12 +62,12 @@ json::value WithValidUtf8(json::value value) {
 Response JsonResponse(int status, const json::value& body) {
   Response response;
   response.status = status;
-  response.body = json::serialize(body) + "\n";
+  response.body = codec::WriteJson(body) + "\n";
   // Messages quote what the client sent (a path, a name, a parameter), and
   // that need not be UTF-8; Boost.JSON writes such bytes as they are, which
   // is not JSON (RFC 8259 §8.1). Only then, mend and write again.
   if (!codec::CheckText(response.body)) {
-    response.body = json::serialize(WithValidUtf8(body)) + "\n";
+    response.body = codec::WriteJson(WithValidUtf8(body)) + "\n";
   }
   return response;
 }
@@ -348,7 +347,7 @@ Response Router::Document(const Request& request, const std::string& name, std::
 
 Response Router::Import(const std::string& name, const std::string& body) {
   json::error_code ec;
-  json::value exported = json::parse(body, ec);
+  json::value exported = codec::ParseJson(body, ec);
   if (ec)
     return ProblemResponse(
         MakeProblem(Why::kBadParameter, "the body is not JSON: " + ec.message()));

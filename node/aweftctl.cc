@@ -14,11 +14,12 @@
 #include <vector>
 
 #include <boost/json/error.hpp>
-#include <boost/json/stream_parser.hpp>
+#include <boost/json/value.hpp>
 
 #include "codec/commit.h"
 #include "codec/frame.h"
 #include "codec/id.h"
+#include "codec/json.h"
 #include "node/commit_json.h"
 #include "node/ctl_commands.h"
 
@@ -166,7 +167,7 @@ struct Outcome {
 };
 
 Outcome Refused(const codec::Refusal& refusal) {
-  return {aweft::node::ToText(aweft::node::RefusalToJson(refusal)) + "\n",
+  return {aweft::codec::WriteJson(aweft::node::RefusalToJson(refusal)) + "\n",
           true};
 }
 
@@ -187,19 +188,18 @@ Outcome Decode(std::string_view input, const Options& options) {
     if (!commit) return Refused(commit.error());
     out = aweft::node::CommitToJson(*commit, IdForm::kText);
   }
-  return {aweft::node::ToText(out) + "\n", false};
+  return {aweft::codec::WriteJson(out) + "\n", false};
 }
 
 // Input that is not JSON at all is refused with the reason for "not a
 // commit" (or "not a frame"), except a \uDC00-style escape outside a
 // surrogate pair, which is the encoder's lone-surrogate. (Boost.JSON reports
 // a high surrogate followed by anything but \u as a plain syntax error.)
-codec::Result<json::value> ParseJson(std::string_view input, bool frame) {
-  json::stream_parser parser;
+codec::Result<json::value> ReadJson(std::string_view input, bool frame) {
   boost::system::error_code error;
-  size_t parsed = parser.write(input.data(), input.size(), error);
-  if (!error) parser.finish(error);
-  if (!error) return parser.release();
+  size_t parsed = 0;
+  json::value value = codec::ParseJson(input, error, {}, &parsed);
+  if (!error) return value;
   codec::Reason reason =
       frame ? codec::Reason::kBadFrame : codec::Reason::kInvalidCommit;
   if (error == json::error::illegal_leading_surrogate ||
@@ -223,7 +223,7 @@ codec::Result<std::string> EncodeJson(const json::value& value, bool frame) {
 }
 
 Outcome Encode(std::string_view input, const Options& options) {
-  codec::Result<json::value> value = ParseJson(input, options.frame);
+  codec::Result<json::value> value = ReadJson(input, options.frame);
   if (!value) return Refused(value.error());
   codec::Result<std::string> bytes = EncodeJson(*value, options.frame);
   if (!bytes) return Refused(bytes.error());

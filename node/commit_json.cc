@@ -1,13 +1,10 @@
 #include "node/commit_json.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <utility>
 #include <variant>
-
-#include <boost/json/serialize.hpp>
 
 #include "codec/id.h"
 #include "node/detail/json_input.h"
@@ -233,60 +230,6 @@ Result<codec::Delta> DeltaFromJson(const json::value& json, IdForm form,
   return delta;
 }
 
-// ---- Text ----
-
-// std::to_chars gives the shortest round-trip digits; JavaScript then drops
-// the exponent's leading zero (1e-07 -> 1e-7), and so do we.
-void AppendDouble(double number, std::string& out) {
-  char buffer[64];
-  std::string digits(buffer,
-                     std::to_chars(buffer, buffer + sizeof buffer, number).ptr);
-  if (size_t e = digits.find('e'); e != std::string::npos) {
-    size_t zero = e + 2;  // After the sign.
-    while (zero + 1 < digits.size() && digits[zero] == '0')
-      digits.erase(zero, 1);
-  }
-  out += digits;
-}
-
-void Append(const json::value& json, std::string& out) {
-  switch (json.kind()) {
-    case json::kind::double_:
-      // JSON has no spelling for NaN or infinity; codec values are finite.
-      if (!std::isfinite(json.get_double())) {
-        out += "null";
-      } else {
-        AppendDouble(json.get_double(), out);
-      }
-      return;
-    case json::kind::array: {
-      out += '[';
-      const char* comma = "";
-      for (const json::value& item : json.get_array()) {
-        out += std::exchange(comma, ",");
-        Append(item, out);
-      }
-      out += ']';
-      return;
-    }
-    case json::kind::object: {
-      out += '{';
-      const char* comma = "";
-      for (const auto& entry : json.get_object()) {
-        out += std::exchange(comma, ",");
-        out += json::serialize(entry.key());
-        out += ':';
-        Append(entry.value(), out);
-      }
-      out += '}';
-      return;
-    }
-    default:
-      out += json::serialize(json);
-      return;
-  }
-}
-
 }  // namespace
 
 json::value CommitToJson(const codec::Commit& commit, IdForm form) {
@@ -329,12 +272,6 @@ json::value RefusalToJson(const codec::Refusal& refusal) {
   return json::object{{"reason", codec::Name(refusal.reason)},
                       {"message", refusal.message},
                       {"fix", codec::Fix(refusal.reason)}};
-}
-
-std::string ToText(const json::value& json) {
-  std::string out;
-  Append(json, out);
-  return out;
 }
 
 }  // namespace aweft::node

@@ -43,9 +43,4 @@ codec::Result<codec::Frame> FrameFromJson(const boost::json::value& json);
 // `{"reason":...,"message":...,"fix":...}`; `message` is the detail alone.
 boost::json::value RefusalToJson(const codec::Refusal& refusal);
 
-// Serializes `json` on one line. Unlike boost::json::serialize (which writes
-// 0.5 as 5E-1) it writes each double in its shortest round-trip form, as
-// JavaScript does: 0.5, 1e-7, 1e+300.
-std::string ToText(const boost::json::value& json);
-
 }  // namespace aweft::node

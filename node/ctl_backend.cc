@@ -2,13 +2,12 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <filesystem>
 
 #include "admin/http_client.h"
 #include "codec/commit.h"
 #include "codec/id.h"
+#include "codec/json.h"
 #include "node/commit_json.h"
 #include "node/document_json.h"
 #include "storage/store.h"
@@ -42,7 +41,7 @@ class OnlineBackend : public Backend {
   }
   Answer Export(const std::string& name) override { return Call("GET", Doc(name) + "/export"); }
   Answer Import(const std::string& name, const json::value& exported) override {
-    return Call("PUT", Doc(name), json::serialize(exported));
+    return Call("PUT", Doc(name), codec::WriteJson(exported));
   }
   Answer Snapshot(const std::string& name) override {
     return Call("POST", Doc(name) + "/snapshot");
@@ -70,7 +69,7 @@ Answer OnlineBackend::Call(const std::string& method, const std::string& target,
                            const std::string& body) {
   const admin::HttpReply reply = Send(method, target, body);
   json::error_code ec;
-  json::value parsed = json::parse(reply.body, ec);
+  json::value parsed = codec::ParseJson(reply.body, ec);
   if (ec) {
     throw Unreachable("the node at " + url_ + " answered " + std::to_string(reply.status) +
                       " with no JSON (is it an aweft-node admin endpoint?)");

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/parse.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "codec/json.h"
 #include "node/commit_json.h"
 #include "node/ctl_backend.h"
 
@@ -136,7 +136,7 @@ class Progress {
 // stderr as "reason: message. fix" otherwise.
 int Refused(const admin::Problem& problem, const Options& options) {
   if (options.json) {
-    std::cout << ToText(problem.ToJson()) << "\n";
+    std::cout << codec::WriteJson(problem.ToJson()) << "\n";
   } else {
     std::cerr << "aweftctl: " << problem.reason << ": " << problem.message << ". " << problem.fix
               << "\n";
@@ -145,7 +145,7 @@ int Refused(const admin::Problem& problem, const Options& options) {
 }
 
 std::string Text(const json::value& value) {
-  return value.is_string() ? std::string(value.as_string()) : ToText(value);
+  return value.is_string() ? std::string(value.as_string()) : codec::WriteJson(value);
 }
 
 // The state as an indented tree, following attach edges from the root.
@@ -163,7 +163,7 @@ void PrintObservable(const json::object& state, const std::string& id, const std
       std::cout << Text(ref->at("kind")) << " " << child << "\n";
       PrintObservable(state, child, indent + "  ");
     } else {
-      std::cout << ToText(slot) << "\n";
+      std::cout << codec::WriteJson(slot) << "\n";
     }
   };
   if (const json::array* items = value.if_array()) {
@@ -188,7 +188,7 @@ int Docs(Backend& backend, const Options& options) {
   }
   progress.Done();
   if (options.json) {
-    std::cout << ToText(json::object{{"documents", std::move(all)}}) << "\n";
+    std::cout << codec::WriteJson(json::object{{"documents", std::move(all)}}) << "\n";
     return kExitOk;
   }
   for (const auto& doc : all) {
@@ -204,7 +204,7 @@ int Show(Backend& backend, const Options& options) {
   admin::Answer state = backend.State(options.positional[0], Number(options, "at"));
   if (!state) return Refused(state.error(), options);
   if (options.json) {
-    std::cout << ToText(*state) << "\n";
+    std::cout << codec::WriteJson(*state) << "\n";
     return kExitOk;
   }
   const json::object& s = state->as_object();
@@ -234,7 +234,7 @@ int History(Backend& backend, const Options& options) {
       if (options.json)
         commits.push_back(one);
       else
-        std::cout << Text(one.at("seq")) << "\t" << ToText(one.at("commit")) << "\n";
+        std::cout << Text(one.at("seq")) << "\t" << codec::WriteJson(one.at("commit")) << "\n";
       since = one.at("seq").to_number<uint64_t>();
       ++count;
     }
@@ -243,7 +243,7 @@ int History(Backend& backend, const Options& options) {
     if (page->at("next").is_null() || entries.empty()) break;
   }
   if (options.json) {
-    std::cout << ToText(json::object{{"name", name},
+    std::cout << codec::WriteJson(json::object{{"name", name},
                                      {"since", first},
                                      {"head", head},
                                      {"commits", std::move(commits)}})
@@ -260,7 +260,7 @@ int Export(Backend& backend, const Options& options) {
   admin::Answer exported = backend.Export(name);
   if (!exported) return Refused(exported.error(), options);
   progress.Done();
-  const std::string text = ToText(*exported) + "\n";
+  const std::string text = codec::WriteJson(*exported) + "\n";
   if (file == "-") {
     std::cout << text;
     return kExitOk;
@@ -271,7 +271,7 @@ int Export(Backend& backend, const Options& options) {
   json::object summary{
       {"name", name}, {"file", file}, {"head", exported->at("head")}, {"bytes", text.size()}};
   if (options.json)
-    std::cout << ToText(summary) << "\n";
+    std::cout << codec::WriteJson(summary) << "\n";
   else
     std::cout << "exported " << name << " at seq " << Text(exported->at("head")) << " to " << file
               << " (" << text.size() << " bytes)\n";
@@ -289,7 +289,7 @@ int Import(Backend& backend, const Options& options) {
     text.assign(std::istreambuf_iterator<char>(in), {});
   }
   json::error_code ec;
-  json::value exported = json::parse(text, ec);
+  json::value exported = codec::ParseJson(text, ec);
   if (ec || !exported.is_object() || !exported.as_object().contains("name") ||
       !exported.at("name").is_string()) {
     return Refused(admin::MakeProblem(codec::Refusal{codec::Reason::kInvalidCommit,
@@ -305,7 +305,7 @@ int Import(Backend& backend, const Options& options) {
   progress.Done();
   if (!imported) return Refused(imported.error(), options);
   if (options.json)
-    std::cout << ToText(*imported) << "\n";
+    std::cout << codec::WriteJson(*imported) << "\n";
   else
     std::cout << "imported " << name << ": " << Text(imported->at("kind")) << " "
               << Text(imported->at("root")) << " at seq " << Text(imported->at("head")) << "\n";
@@ -316,7 +316,7 @@ int Snapshot(Backend& backend, const Options& options) {
   admin::Answer taken = backend.Snapshot(options.positional[0]);
   if (!taken) return Refused(taken.error(), options);
   if (options.json)
-    std::cout << ToText(*taken) << "\n";
+    std::cout << codec::WriteJson(*taken) << "\n";
   else
     std::cout << options.positional[0] << ": snapshot at seq " << Text(taken->at("snapshot"))
               << "\n";
@@ -327,11 +327,11 @@ int Stats(Backend& backend, const Options& options) {
   admin::Answer stats = backend.Stats();
   if (!stats) return Refused(stats.error(), options);
   if (options.json) {
-    std::cout << ToText(*stats) << "\n";
+    std::cout << codec::WriteJson(*stats) << "\n";
     return kExitOk;
   }
   for (const auto& [key, value] : stats->as_object()) {
-    std::cout << std::string(key) << " " << ToText(value) << "\n";
+    std::cout << std::string(key) << " " << codec::WriteJson(value) << "\n";
   }
   return kExitOk;
 }

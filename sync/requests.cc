@@ -13,10 +13,9 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include "codec/cbor.h"
+#include "codec/json.h"
 #include "sync/websocket.h"
 
 namespace aweft::sync {
@@ -185,7 +184,7 @@ struct Requests::State : std::enable_shared_from_this<State> {
   void OnAnswer(const json::value& id, const json::object& frame);
   void TimeOut(uint64_t id);
   void Finish(std::string message, bool tell);
-  void Send(const json::object& frame) { channel.SendText(json::serialize(frame)); }
+  void Send(const json::object& frame) { channel.SendText(codec::WriteJson(frame)); }
   void Deliver(std::function<void(AskResult)> done, AskResult result) {
     asio::post(executor, [done = std::move(done), result = std::move(result)]() mutable {
       done(std::move(result));
@@ -244,7 +243,7 @@ void Requests::State::OnText(const std::string& text) {
   json::parse_options options;
   options.max_depth = kMaxDepth + 8;  // Room for the frame around a value.
   boost::system::error_code ec;
-  json::value message = json::parse(text, ec, {}, options);
+  json::value message = codec::ParseJson(text, ec, options);
   // spec: a text that is not one of the four frames ends requests and
   // closes the socket, as bytes that are not a frame end the link.
   const json::object* frame = ec ? nullptr : message.if_object();

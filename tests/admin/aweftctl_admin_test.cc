@@ -3,14 +3,21 @@
 
 #include <sys/wait.h>
 
+#include <bit>
 #include <catch2/catch.hpp>
+#include <span>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "codec/commit.h"
+#include "codec/id.h"
+#include "codec/json.h"
+#include "node/document_json.h"
 #include "sync/snapshot.h"
+#include "tests/codec/doubles.h"
 #include "tests/admin/admin_fixture.h"
 
 namespace aweft::admin::testing {
@@ -143,6 +150,98 @@ TEST_CASE("aweftctl exports from a node and imports into a data directory and a 
   REQUIRE(online.status == 0);
   CHECK(online.out.find("imported copy: object " + codec::IdText(doc.root().id())) !=
         std::string::npos);
+}
+
+// The bits a double keeps in the model: -0 is 0 there (spec §6.2).
+uint64_t ModelBits(double d) { return std::bit_cast<uint64_t>(d == 0 ? 0.0 : d); }
+
+// An export (docs/admin.md) of an object whose slots k0, k1, ... hold `values`.
+json::object ExportOf(const std::string& name, const codec::Id& root,
+                      std::span<const double> values) {
+  codec::Commit commit;
+  for (size_t i = 0; i < values.size(); ++i) {
+    commit.deltas.push_back({codec::DeltaType::kAdd, root,
+                             {Kind::kObject, "k" + std::to_string(i)}, codec::Value(values[i])});
+  }
+  return {{"name", name}, {"root", codec::IdText(root)}, {"kind", "object"}, {"head", 1},
+          {"commit", codec::Hex(*codec::EncodeCommit(commit))}};
+}
+
+// How many of the root's slots k0, k1, ... in the export in `file` differ
+// from `values` (a missing slot counts as a difference).
+size_t Differences(const std::string& file, std::span<const double> values) {
+  boost::system::error_code ec;
+  const json::value text = codec::ParseJson(ReadFile(file), ec);
+  INFO(file << ": " << ec.message());
+  REQUIRE_FALSE(ec);
+  auto exported = node::ExportFromJson(text);
+  REQUIRE(exported);
+  auto document = node::BuildExported(*exported);
+  REQUIRE(document);
+  size_t wrong = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const codec::Value* value = (*document)->root().Get("k" + std::to_string(i));
+    const double* number = value ? std::get_if<double>(value) : nullptr;
+    if (!number || ModelBits(*number) != ModelBits(values[i])) ++wrong;
+  }
+  return wrong;
+}
+
+// The same, for the state `aweftctl show --json` printed.
+size_t ShownDifferences(const std::string& shown, const codec::Id& root,
+                        std::span<const double> values) {
+  boost::system::error_code ec;
+  const json::value state = codec::ParseJson(shown, ec);
+  REQUIRE_FALSE(ec);
+  const json::object& slots =
+      state.at("observables").at(codec::IdText(root)).at("value").as_object();
+  size_t wrong = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const json::value* number = slots.if_contains("k" + std::to_string(i));
+    if (!number || !number->is_number() ||
+        ModelBits(number->to_number<double>()) != ModelBits(values[i])) {
+      ++wrong;
+    }
+  }
+  return wrong;
+}
+
+TEST_CASE("a million random doubles keep their bits through admin and aweftctl export and import",
+          "[admin][aweftctl][json]") {
+  const uint64_t seed = aweft::testing::SweepSeed();
+  INFO("AWEFT_SEED=" << seed);
+  const std::vector<double> all = aweft::testing::RandomDoubles(1'000'000, seed);
+  AdminFixture f;
+  const std::string offline = f.dir.path() + "/offline";
+  {
+    NodeProcess once(offline);
+    once.Start();
+  }  // Killed: the directory now holds an empty store.
+  const std::vector<std::string> at{"--node", f.node.admin_url()};
+  // Four documents of 250,000 slots: each export is about 15 MB of hex.
+  for (size_t part = 0; part < 4; ++part) {
+    const std::span<const double> values(all.data() + part * 250'000, 250'000);
+    const std::string name = "doubles-" + std::to_string(part);
+    const codec::Id root = *codec::IdFromText("AAAAAAAAAAAAAAA" + std::to_string(part + 1));
+    const std::string written = f.dir.path() + "/" + name + ".json";
+    {
+      std::ofstream out(written, std::ios::binary);
+      out << codec::WriteJson(ExportOf(name, root, values));
+    }
+    // Into the node through the admin endpoint, and out again.
+    REQUIRE(Ctl(f.dir, {"import", written, "--node", at[1]}).status == 0);
+    const std::string online = f.dir.path() + "/" + name + ".online.json";
+    REQUIRE(Ctl(f.dir, {"export", name, online, "--node", at[1]}).status == 0);
+    CHECK(Differences(online, values) == 0);
+    Run shown = Ctl(f.dir, {"show", name, "--json", "--node", at[1]});
+    REQUIRE(shown.status == 0);
+    CHECK(ShownDifferences(shown.out, root, values) == 0);
+    // What the node exported, into a data directory and out again.
+    REQUIRE(Ctl(f.dir, {"import", online, "--data", offline}).status == 0);
+    const std::string local = f.dir.path() + "/" + name + ".offline.json";
+    REQUIRE(Ctl(f.dir, {"export", name, local, "--data", offline}).status == 0);
+    CHECK(Differences(local, values) == 0);
+  }
 }
 
 TEST_CASE("aweftctl's exit codes: refused 1, usage 2, unreachable 3",

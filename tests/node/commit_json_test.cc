@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "codec/id.h"
+#include "codec/json.h"
 
 namespace aweft::node {
 namespace {
@@ -23,7 +24,7 @@ codec::Commit OneAdd(codec::Value value) {
 
 std::string ValueText(double number) {
   json::value commit = CommitToJson(OneAdd(number), IdForm::kText);
-  return ToText(commit.at("deltas").at(0).at("value"));
+  return codec::WriteJson(commit.at("deltas").at(0).at("value"));
 }
 
 TEST_CASE("numbers print in their shortest round-trip form", "[node]") {
@@ -41,11 +42,11 @@ TEST_CASE("numbers print in their shortest round-trip form", "[node]") {
 TEST_CASE("a commit prints in the fixtures' shape", "[node]") {
   codec::Commit commit = OneAdd(codec::Bytes{std::string("\x00\xff", 2)});
   commit.tag = std::string("\x9f\x2b\x41\xc7");
-  CHECK(ToText(CommitToJson(commit, IdForm::kText)) ==
+  CHECK(codec::WriteJson(CommitToJson(commit, IdForm::kText)) ==
         R"({"deltas":[{"type":"add","id":"AAAAAAAAAAAAAAAB",)"
         R"("ref":{"kind":"object","key":"k"},"value":{"bytes":"00ff"}}],)"
         R"("tag":"9f2b41c7"})");
-  CHECK(ToText(CommitToJson(commit, IdForm::kHex))
+  CHECK(codec::WriteJson(CommitToJson(commit, IdForm::kHex))
             .find(R"("id":"000000000000000000000001")") != std::string::npos);
 }
 
@@ -62,7 +63,7 @@ TEST_CASE("CommitFromJson reads what CommitToJson writes", "[node]") {
                    codec::Ref{codec::Kind::kArray, "\x20\x01"},
                    codec::Value(std::string("\xf0\x9f\x94\x91"))});
   for (IdForm form : {IdForm::kText, IdForm::kHex}) {
-    json::value text = json::parse(ToText(CommitToJson(commit, form)));
+    json::value text = json::parse(codec::WriteJson(CommitToJson(commit, form)));
     codec::Result<codec::Commit> back = CommitFromJson(text, form);
     REQUIRE(back);
     CHECK(*back == commit);
@@ -97,9 +98,9 @@ TEST_CASE("FrameFromJson reads what FrameToJson writes", "[node]") {
       codec::FaultFrame{0, "bad-frame", "why"},
   };
   for (const codec::Frame& frame : frames) {
-    CAPTURE(ToText(FrameToJson(frame)));
+    CAPTURE(codec::WriteJson(FrameToJson(frame)));
     codec::Result<codec::Frame> back =
-        FrameFromJson(json::parse(ToText(FrameToJson(frame))));
+        FrameFromJson(json::parse(codec::WriteJson(FrameToJson(frame))));
     REQUIRE(back);
     CHECK(*back == frame);
   }
