@@ -83,7 +83,7 @@ codec::Result<void> Client::Share(const std::string& name, sync::Document& docum
   entry.document = &document;
   entry.lifetime = document.lifetime();
   entry.handlers = std::move(handlers);
-  entry.unconfirmed = std::move(unconfirmed);
+  for (codec::Commit& commit : unconfirmed) Hold(entry, std::move(commit));
   Watch(name, entry);
   if (!entry.unconfirmed.empty()) Confirm();
   if (requests_) Attach(name);
@@ -102,9 +102,29 @@ void Client::Watch(const std::string& name, Entry& entry) {
       return;
     }
     if (e.replaying) return;
-    e.unconfirmed.push_back(change.commit);
+    Hold(e, change.commit);
     Confirm();
   });
+}
+
+void Client::Hold(Entry& entry, codec::Commit commit) {
+  entry.unconfirmed.push_back({++entry.numbered, std::move(commit)});
+}
+
+void Client::OnRefused(Entry& entry, const sync::Refused& refused) {
+  if (!refused.commit) {
+    entry.refused_unknown = true;
+    return;
+  }
+  for (auto it = entry.unconfirmed.begin(); it != entry.unconfirmed.end(); ++it) {
+    if (it->commit != *refused.commit) continue;
+    entry.refused.push_back(std::move(it->commit));
+    entry.unconfirmed.erase(it);
+    return;
+  }
+  // Not pending: confirmed by an answer that overtook the refusal, which the
+  // order of delivery rules out (Confirm), or refused twice.
+  entry.refused_unknown = true;
 }
 
 void Client::Open(const std::string& name, std::function<void(sync::Document&)> ready,
@@ -136,6 +156,11 @@ size_t Client::unconfirmed(const std::string& name) const {
   return it == entries_.end() ? 0 : it->second.unconfirmed.size();
 }
 
+size_t Client::refused(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? 0 : it->second.refused.size();
+}
+
 void Client::Connect() {
   if (closed_) return;
   sync::WebSocketChannel::Options options;
@@ -150,8 +175,14 @@ void Client::Connect() {
     if (auto alive = self.lock(); alive && *alive) (*alive)->OnLost();
   });
   ++connections_;
-  for (auto& [name, entry] : entries_) Attach(name);
+  // First: a node's `hello` makes it a peer above before any of its frames.
   if (on_connected_) on_connected_();
+  for (auto& [name, entry] : entries_) Attach(name);
+}
+
+void Client::OnConnected(std::function<void()> fn) {
+  on_connected_ = std::move(fn);
+  if (requests_ && on_connected_) on_connected_();
 }
 
 void Client::Ask(std::string name, json::value args, std::function<void(sync::AskResult)> done) {
@@ -244,6 +275,14 @@ void Client::Attach(const std::string& name) {
     auto user_synced = entry.handlers.synced;
     auto user_ready = entry.handlers.ready;
     handlers.ready = {};
+    auto user_refused = entry.handlers.refused;
+    handlers.refused = [self, name, user_refused](const sync::Refused& refused) {
+      if (auto a = self.lock(); a && *a && refused.mine) {
+        auto e = (*a)->entries_.find(name);
+        if (e != (*a)->entries_.end()) (*a)->OnRefused(e->second, refused);
+      }
+      if (user_refused) user_refused(refused);
+    };
     auto user_landing = entry.handlers.landing;
     handlers.landing = [self, name, user_landing](bool on) {
       if (auto a = self.lock(); a && *a) {
@@ -277,9 +316,14 @@ void Client::Attach(const std::string& name) {
 void Client::Replay(const std::string& /*name*/, Entry& entry) {
   // After the resync the document is the node's; re-apply what the node had
   // not confirmed. One that had landed is refused (slot-exists, slot-missing)
-  // or changes nothing.
+  // or changes nothing. What the node refused is re-applied and sent again
+  // too, pending once more: dropped by the resync it would be lost here.
+  for (codec::Commit& commit : entry.refused) Hold(entry, std::move(commit));
+  entry.refused.clear();
+  entry.refused_unknown = false;
   entry.replaying = true;
-  auto unconfirmed = entry.unconfirmed;  // Apply may deliver to our watch.
+  std::vector<codec::Commit> unconfirmed;  // Apply may deliver to our watch.
+  for (const Entry::Pending& pending : entry.unconfirmed) unconfirmed.push_back(pending.commit);
   for (const codec::Commit& commit : unconfirmed) (void)entry.document->Apply(commit);
   entry.replaying = false;
 }
@@ -309,11 +353,11 @@ void Client::Confirm() {
     // and a node killed before it did would have marked it confirmed. A
     // share that is not live, or waits for the node's state, confirms none:
     // its commits are held, or the resync drops them.
-    std::map<std::string, size_t> marks;
+    std::map<std::string, uint64_t> marks;
     std::map<std::string, uint64_t> seqs;
     for (auto& [name, entry] : client.entries_) {
       if (!entry.sending || !entry.shared || !entry.shared->live()) continue;
-      marks[name] = entry.unconfirmed.size();
+      marks[name] = entry.numbered;
       if (client.options_.mark) seqs[name] = client.options_.mark(name);
     }
     // One question at a time: answers retire from the front. A lost
@@ -338,15 +382,29 @@ void Client::Confirm() {
           return d.Confirm();
         }
         d.confirm_error_.clear();
+        // The node sent its refusal of any commit this answer covers before
+        // the answer, and both were delivered here in that order (frames and
+        // answers are posted to this executor as they arrive): a refused
+        // commit has left `unconfirmed` by now, and is not retired.
         bool more = false;
         for (auto& [name, entry] : d.entries_) {
           auto mark = marks.find(name);
-          const size_t done = mark == marks.end() ? 0 : std::min(mark->second, entry.unconfirmed.size());
-          entry.unconfirmed.erase(entry.unconfirmed.begin(), entry.unconfirmed.begin() + done);
+          const uint64_t last = mark == marks.end() ? 0 : mark->second;
+          while (!entry.unconfirmed.empty() && entry.unconfirmed.front().number <= last) {
+            entry.unconfirmed.pop_front();
+          }
           more = more || !entry.unconfirmed.empty();
         }
         if (d.options_.confirmed) {
-          for (const auto& [name, seq] : seqs) d.options_.confirmed(name, seq);
+          for (const auto& [name, seq] : seqs) {
+            // The mark would pass a refused commit, which the node does not hold.
+            auto entry = d.entries_.find(name);
+            if (entry == d.entries_.end() || !entry->second.refused.empty() ||
+                entry->second.refused_unknown) {
+              continue;
+            }
+            d.options_.confirmed(name, seq);
+          }
         }
         if (more) d.Confirm();
       });

@@ -90,12 +90,19 @@ class Client {
   // Any request to the node; `closed` when there is no connection.
   void Ask(std::string name, boost::json::value args, std::function<void(sync::AskResult)> done);
 
-  // Runs `fn` each time a connection is made (requests may be asked then).
-  void OnConnected(std::function<void()> fn) { on_connected_ = std::move(fn); }
+  // Runs `fn` each time a connection is made, before any document is
+  // attached on it (requests may be asked then), and now if one is being
+  // made: the constructor dials at once.
+  void OnConnected(std::function<void()> fn);
 
   bool connected() const { return link_ != nullptr && live_; }
-  // Commits of `name` the node has not yet confirmed durable.
+  // Commits of `name` the node has not yet confirmed durable, nor refused.
   size_t unconfirmed(const std::string& name) const;
+  // Commits of `name` the node refused (the share's `refused` handler heard
+  // each): never counted as confirmed. They stay in the document, are sent
+  // again after each reconnect, and while there are any, `confirmed` hears
+  // no mark for `name`.
+  size_t refused(const std::string& name) const;
   // Why the node last declined to confirm ("unavailable: the node cannot
   // store writes now (...)"); empty once it confirms again. While it is set
   // the client asks again every second.
@@ -120,7 +127,19 @@ class Client {
     std::unique_ptr<sync::Document> owned;  // For Open().
     sync::ShareHandlers handlers;
     uint64_t watch = 0;
-    std::deque<codec::Commit> unconfirmed;   // Oldest first.
+    // Commits not yet confirmed, oldest first, numbered in that order: a
+    // confirmation retires those numbered up to the last one sent before it
+    // was asked (a refusal may take one out of the middle meanwhile).
+    struct Pending {
+      uint64_t number;
+      codec::Commit commit;
+    };
+    std::deque<Pending> unconfirmed;
+    uint64_t numbered = 0;  // Numbers given so far.
+    std::deque<codec::Commit> refused;  // Oldest first.
+    // A refusal named a commit no longer in the link's window: which one is
+    // unknown, so no mark is handed on until the next resync.
+    bool refused_unknown = false;
     sync::Shared* shared = nullptr;
     // The share's commits reach the node: it took this end's state, or sent
     // its own and the resync is done. Before that a durable answer confirms
@@ -136,6 +155,8 @@ class Client {
   void Attach(const std::string& name);
   void Watch(const std::string& name, Entry& entry);
   void Replay(const std::string& name, Entry& entry);
+  void OnRefused(Entry& entry, const sync::Refused& refused);
+  static void Hold(Entry& entry, codec::Commit commit);
   void Confirm();
   void Retire();
 

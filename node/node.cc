@@ -823,10 +823,15 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
                  bool created) {
   const std::string& name = open.name;
   sync::ShareHandlers handlers;
-  handlers.accept = [this, name, writes = CanWrite(c, name)](
+  handlers.accept = [this, &c, name, writes = CanWrite(c, name)](
                         const codec::Commit& commit) -> std::vector<codec::WireReason> {
     if (!writes) return {{"forbidden", "this token may only read \"" + name + "\"", std::nullopt}};
     if (auto why = Unavailable()) return {{"unavailable", *why, std::nullopt}};
+    // A node below confirmed this commit to its writer once it had checked
+    // it against its own limits (or took it as a state, or made it in a
+    // resync): refused here, it would be lost there. Its frame is still
+    // bounded by documents.max_frame_bytes (docs/node.md "Clusters").
+    if (c.peer) return {};
     return Oversized(commit);
   };
   handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
@@ -898,7 +903,17 @@ codec::Result<sync::Document*> Node::Load(const std::string& name,
                    since.error().ToString());
     }
     sync::ShareHandlers handlers;
-    handlers.refused = [this](const sync::Refused& refused) { CountRefused(refused); };
+    handlers.refused = [this, name](const sync::Refused& refused) {
+      CountRefused(refused);
+      if (!refused.mine) return;
+      // Kept here and sent again (Client::refused): said, not passed over.
+      // The reason is the upstream's text: only a reason's letters reach the log.
+      for (const auto& reason : refused.reasons) {
+        std::string code = reason.code.substr(0, 40);
+        std::erase_if(code, [](char ch) { return !(std::islower(ch) || ch == '-'); });
+        spdlog::warn("event=upstream-refused doc=\"{}\" reason={}", name, code);
+      }
+    };
     handlers.fault = [this](const std::string& reason, const std::string&) {
       meters_.faults.Add(1, {reason, "remote"});
     };

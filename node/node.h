@@ -178,7 +178,7 @@ class Node {
   void Decline(Connection& connection, const codec::OpenFrame& open, const std::string& reason,
                const std::string& message);
   void CountRefused(const sync::Refused& refused);
-  // The `limit` reasons a commit from a peer earns (limits.max_*).
+  // The `limit` reasons a commit from a client earns (limits.max_*).
   std::vector<codec::WireReason> Oversized(const codec::Commit& commit) const;
   // Why the node cannot store now (its disk fails writes, and they are being
   // retried), or nothing. Logs when that starts and ends.

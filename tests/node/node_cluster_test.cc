@@ -1,6 +1,8 @@
 // Clusters of aweft-node processes on loopback: chains, restarts, cycles.
 
 #include <cstdlib>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -93,6 +95,167 @@ TEST_CASE("a chain of three nodes with clients at both ends converges, and a kil
   CHECK(list.size() == 60);  // Every write of both ends, once.
   CHECK(board.root().Get("from-bottom"));
   CHECK(below->root().Get("from-top"));
+}
+
+// issue: a state over the upstream's limits.max_commit_bytes, confirmed
+// durable at the node below, was refused above, and the refusal went unheard:
+// the node below marked it confirmed upstream and, after a restart, resynced
+// it away. A node takes from another node what that node took from its
+// clients; a commit the upstream does refuse never moves the mark past it.
+TEST_CASE("a confirmed state over the upstream's commit limit is kept across a chain and a "
+          "restart",
+          "[node][cluster]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  NodeProcess a(dir.path() + "/a");
+  a.Start();
+  NodeProcess b(dir.path() + "/b", Upstream(a));
+  const uint16_t b_port = b.Start();
+  aweft::Client::Options at_a, at_b;
+  at_a.url = a.url();
+  at_b.url = b.url();
+  aweft::Client writer(io.get_executor(), at_b), reader(io.get_executor(), at_a);
+  // Four byte strings of 512 KiB: 2 MiB, over the default 1 MiB limit.
+  const std::string big(512 << 10, 'x');
+  constexpr int kDocuments = 3;
+  std::vector<std::unique_ptr<Document>> written;
+  for (int i = 0; i < kDocuments; ++i) {
+    written.push_back(std::make_unique<Document>(codec::Kind::kObject));
+    for (int k = 0; k < 4; ++k) {
+      REQUIRE(written.back()->Set(written.back()->root(), "k" + std::to_string(k),
+                                  codec::Bytes{big}));
+    }
+    REQUIRE(writer.Share("big-" + std::to_string(i), *written.back()));
+  }
+  auto all_confirmed = [&] {
+    for (int i = 0; i < kDocuments; ++i) {
+      if (writer.unconfirmed("big-" + std::to_string(i)) != 0) return false;
+    }
+    return writer.connected();
+  };
+  REQUIRE(RunUntil(io, all_confirmed, std::chrono::milliseconds(20000)));
+  // Read at a, the node above: every document reaches it whole.
+  std::vector<Document*> above(kDocuments, nullptr);
+  for (int i = 0; i < kDocuments; ++i) {
+    reader.Open("big-" + std::to_string(i), [&above, i](Document& d) { above[i] = &d; });
+  }
+  auto holds = [](Document* d, const std::vector<std::string>& keys) {
+    if (d == nullptr) return false;
+    for (const std::string& key : keys) {
+      if (d->root().Get(key) == nullptr) return false;
+    }
+    return true;
+  };
+  const std::vector<std::string> four{"k0", "k1", "k2", "k3"};
+  const bool reached = RunUntil(io, [&] {
+    for (Document* d : above) {
+      if (!holds(d, four)) return false;
+    }
+    return true;
+  }, std::chrono::milliseconds(20000));
+  INFO("a: " << a.Drain() << "\nb: " << b.Drain());
+  REQUIRE(reached);
+  REQUIRE(RunUntil(io, [&] {
+    for (Document* d : above) {
+      if (!holds(d, four)) return false;
+    }
+    return true;
+  }, std::chrono::milliseconds(20000)));
+
+  // b restarts; its writer reconnects and writes once more.
+  b.Kill();
+  b.Start(b_port);
+  for (auto& document : written) REQUIRE(document->Set(document->root(), "poke", true));
+  REQUIRE(RunUntil(io, all_confirmed, std::chrono::milliseconds(20000)));
+  std::vector<std::string> five = four;
+  five.push_back("poke");
+  for (int i = 0; i < kDocuments; ++i) {
+    INFO("big-" << i);
+    CHECK(holds(written[i].get(), five));
+  }
+  CHECK(RunUntil(io, [&] {
+    for (Document* d : above) {
+      if (!holds(d, five)) return false;
+    }
+    return true;
+  }, std::chrono::milliseconds(20000)));
+  // A new client of b reads them whole from b's store.
+  aweft::Client fresh(io.get_executor(), at_b);
+  std::vector<Document*> below(kDocuments, nullptr);
+  for (int i = 0; i < kDocuments; ++i) {
+    fresh.Open("big-" + std::to_string(i), [&below, i](Document& d) { below[i] = &d; });
+  }
+  CHECK(RunUntil(io, [&] {
+    for (Document* d : below) {
+      if (!holds(d, five)) return false;
+    }
+    return true;
+  }, std::chrono::milliseconds(20000)));
+}
+
+// The node above refuses a commit the node below confirmed (here: b's token
+// there may only read). b keeps it, says so, and its upstream mark stays
+// below it: after a restart b still holds it and sends it again.
+TEST_CASE("a commit the upstream refuses stays on the node below, across a restart",
+          "[node][cluster][refusal]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  const std::string a_config = dir.path() + "/a.toml";
+  std::ofstream(a_config) << "[[tokens]]\ntoken = \"writer-secret\"\nwrite = [\"*\"]\n"
+                             "[[tokens]]\ntoken = \"reader-secret\"\nread = [\"*\"]\n";
+  NodeProcess a(dir.path() + "/a", {"--config", a_config});
+  a.Start();
+  const std::string b_config = dir.path() + "/b.toml";
+  std::ofstream(b_config) << "[[upstreams]]\nurl = \"" << a.url()
+                          << "\"\ntoken = \"reader-secret\"\n";
+  NodeProcess b(dir.path() + "/b", {"--config", b_config});
+  const uint16_t b_port = b.Start();
+
+  aweft::Client::Options at_a, at_b;
+  at_a.url = a.url();
+  at_a.token = "writer-secret";
+  at_b.url = b.url();
+  aweft::Client top(io.get_executor(), at_a);
+  Document board(codec::Kind::kObject);
+  REQUIRE(board.Set(board.root(), "from-top", true));
+  REQUIRE(top.Share("board", board));
+  REQUIRE(RunUntil(io, [&] { return top.connected() && top.unconfirmed("board") == 0; }));
+
+  std::string b_log;
+  {
+    aweft::Client writer(io.get_executor(), at_b);
+    Document* below = nullptr;
+    writer.Open("board", [&](Document& d) { below = &d; });
+    REQUIRE(RunUntil(io, [&] { return below && below->root().Get("from-top"); },
+                     std::chrono::milliseconds(10000)));
+    REQUIRE(below->Set(below->root(), "from-below", true));
+    // Stored at b: confirmed to its writer.
+    REQUIRE(RunUntil(io, [&] { return writer.unconfirmed("board") == 0; }));
+    REQUIRE(RunUntil(io, [&] {
+      b_log += b.Drain();
+      return b_log.find("event=upstream-refused doc=\"board\" reason=forbidden") !=
+             std::string::npos;
+    }, std::chrono::milliseconds(10000)));
+  }
+  CHECK_FALSE(board.root().Get("from-below"));
+
+  b.Kill();
+  b.Start(b_port);
+  aweft::Client fresh(io.get_executor(), at_b);
+  Document* again = nullptr;
+  fresh.Open("board", [&](Document& d) { again = &d; });
+  // b resyncs from a (which lacks it) and sends it again: it ends held.
+  std::string restarted_log;
+  CHECK(RunUntil(io, [&] {
+    restarted_log += b.Drain();
+    return again && again->root().Get("from-top") && again->root().Get("from-below") &&
+           restarted_log.find("event=upstream-refused") != std::string::npos;
+  }, std::chrono::milliseconds(10000)));
+  INFO(b_log << "\nafter the restart:\n" << restarted_log);
+  REQUIRE(again);
+  CHECK(again->root().Get("from-top"));
+  CHECK(again->root().Get("from-below"));
+  CHECK_FALSE(board.root().Get("from-below"));
 }
 
 TEST_CASE("a cycle of three nodes is refused with a clear error and the nodes keep running",
