@@ -63,7 +63,7 @@ struct Config {
   std::string admin_token;                  // admin_token: guards it (empty: no token)
   std::string log_level = "info";           // log_level
   std::string node_id;                      // node_id: made once, kept in data
-  uint64_t threads = 1;                     // threads: 1 + threads for sockets (docs/node.md)
+  uint64_t threads = 1;                     // threads: home + threads-1 shards (docs/node.md)
 
   storage::Options storage;                 // [storage]
 

@@ -7,12 +7,8 @@
 
 #include <atomic>
 #include <deque>
-#include <map>
-#include <mutex>
-#include <optional>
 #include <exception>
 #include <type_traits>
-#include <vector>
 
 #include <unistd.h>
 
@@ -53,163 +49,83 @@ void Rethrow(std::exception_ptr e) {
 
 }  // namespace
 
-// Carries to one socket thread what the channel's thread sends its sessions.
-// The messages of a turn (a commit fanned out to every link, say) cross in
-// one post, at the end of the turn, instead of a post each: one wake-up of
-// the socket thread and one handler, not one per message. Anything else a
-// session asks of its socket first ships what waits, so the order holds.
-// Only the channel's thread calls it.
-class SocketCourier : public std::enable_shared_from_this<SocketCourier> {
- public:
-  SocketCourier(asio::any_io_executor home, asio::any_io_executor socket)
-      : home_(std::move(home)), socket_(std::move(socket)) {}
-
-  void Send(std::shared_ptr<WebSocketChannel::Session> session, bool binary, std::string bytes) {
-    pending_.push_back({std::move(session), std::move(bytes), binary});
-    if (ship_posted_) return;
-    ship_posted_ = true;
-    asio::post(home_, [self = shared_from_this()] {
-      self->ship_posted_ = false;
-      self->Ship();
-    });
-  }
-
-  // Posts what waits to the socket thread now.
-  void Ship();
-
- private:
-  struct Message {
-    std::shared_ptr<WebSocketChannel::Session> session;
-    std::string bytes;
-    bool binary;
-  };
-  const asio::any_io_executor home_, socket_;
-  std::vector<Message> pending_;
-  bool ship_posted_ = false;
-};
-
 // What a session does that does not depend on its stream: the outbox, the
-// closing and ending, the deadline for last frames. The public calls come
-// from the channel's thread; everything else runs on the socket's. When the
-// two differ (`home` given), each call crosses by a post, in order.
+// closing and ending, the deadline for last frames. It runs on the thread of
+// its socket's executor, which is its channel's too.
 class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
  public:
-  // `courier`, given with `home`: carries this session's messages across.
-  Session(asio::any_io_executor executor, std::optional<asio::any_io_executor> home,
-          const Options& options, std::shared_ptr<SocketCourier> courier = nullptr)
+  Session(asio::any_io_executor executor, const Options& options)
       : options(options),
-        executor_(executor),
-        home_(std::move(home)),
-        courier_(std::move(courier)),
         wake_(executor, asio::steady_timer::time_point::max()),
         deadline_(executor) {}
   virtual ~Session() = default;
 
   const Options options;
-  WebSocketChannel* owner = nullptr;  // The channel's thread only; cleared when it goes.
+  WebSocketChannel* owner = nullptr;  // Cleared when the channel goes.
 
-  Traffic traffic() const { return {bytes_in_.load(), bytes_out_.load(), queued_bytes_.load()}; }
+  Traffic traffic() const { return {bytes_in_, bytes_out_, queued_bytes_}; }
 
   // Queues a message. False, queuing nothing, when it would pass
   // max_queued_bytes.
   bool Send(bool binary, std::string bytes) {
     const size_t size = bytes.size();
     const size_t limit = options.max_queued_bytes;
-    if (limit > 0 && queued_bytes_.load() + size > limit) return false;
+    if (limit > 0 && queued_bytes_ + size > limit) return false;
+    if (closing_) return true;
     queued_bytes_ += size;
-    if (courier_) {
-      courier_->Send(shared_from_this(), binary, std::move(bytes));
-    } else {
-      OnSocket([this, binary, bytes = std::move(bytes)]() mutable {
-        Enqueue(binary, std::move(bytes));
-      });
-    }
-    return true;
-  }
-
-  // Takes a message into the outbox (the socket's thread).
-  void Enqueue(bool binary, std::string bytes) {
-    if (closing_) {
-      queued_bytes_ -= bytes.size();
-      return;
-    }
     outbox_.emplace_back(binary, std::move(bytes));
     wake_.cancel();
+    return true;
   }
 
   // Drops what is queued but not being written, sends `last` (a fault) in
   // its place and closes; ends at once if that takes over 5 s.
   void Abandon(std::string last) {
-    OnSocket([this, last = std::move(last)]() mutable {
-      if (closing_) return;
-      const size_t keep = writing_ ? 1 : 0;
-      while (outbox_.size() > keep) {
-        queued_bytes_ -= outbox_.back().second.size();
-        outbox_.pop_back();
-      }
-      queued_bytes_ += last.size();
-      outbox_.emplace_back(true, std::move(last));
-      ArmDeadline();
-      CloseAfterDrainHere();
-    });
+    if (closing_) return;
+    const size_t keep = writing_ ? 1 : 0;
+    while (outbox_.size() > keep) {
+      queued_bytes_ -= outbox_.back().second.size();
+      outbox_.pop_back();
+    }
+    queued_bytes_ += last.size();
+    outbox_.emplace_back(true, std::move(last));
+    ArmDeadline();
+    CloseAfterDrain();
   }
 
   // The channel is gone. A session closing already still sends its last
   // frames (a fault that says why, say), for at most 5 s; any other ends now.
   void Release() {
     owner = nullptr;
-    OnSocket([this] {
-      if (!closing_ || ended_) return Fail("the channel was destroyed");
-      ArmDeadline();
-    });
+    if (!closing_ || ended_) return Fail("the channel was destroyed");
+    ArmDeadline();
   }
 
   // Sends what is queued, then closes.
   void CloseAfterDrain() {
-    OnSocket([this] { CloseAfterDrainHere(); });
-  }
-
-  // Ends the connection at once, for `reason`.
-  void Stop(std::string reason) {
-    OnSocket([this, reason = std::move(reason)]() mutable { Fail(std::move(reason)); });
-  }
-
- protected:
-  virtual void CloseSocket() = 0;
-
-  void CloseAfterDrainHere() {
     closing_ = true;
     wake_.cancel();
     if (!open_) Fail("closed before it opened");
   }
 
-  // Ends the connection at once (the socket's thread).
+  // Ends the connection at once, for `reason`.
   void Fail(std::string reason) {
     closing_ = true;
-    if (!ended_) {
-      ended_ = true;
-      CloseSocket();
-      wake_.cancel();
-      deadline_.cancel();
-      OnHome([this, reason = std::move(reason)]() mutable {
-        if (owner) owner->OnEnd(std::move(reason));
-      });
-    }
+    if (ended_) return;
+    ended_ = true;
+    CloseSocket();
+    wake_.cancel();
+    deadline_.cancel();
+    if (owner) owner->OnEnd(std::move(reason));
   }
 
-  // Hands an arrived message to the channel, if it is still there. A socket
-  // on a thread of its own decodes a frame there: the channel's thread, which
-  // runs every link and document, only takes it.
+ protected:
+  virtual void CloseSocket() = 0;
+
+  // Hands an arrived message to the channel, if it is still there.
   void Deliver(bool binary, std::string bytes) {
     bytes_in_ += bytes.size();
-    if (home_ && binary) {
-      return OnHome([this, frame = codec::DecodeFrame(bytes)]() mutable {
-        if (owner) owner->OnFrame(std::move(frame));
-      });
-    }
-    OnHome([this, binary, bytes = std::move(bytes)]() mutable {
-      if (owner) owner->OnMessage(binary, std::move(bytes));
-    });
+    if (owner) owner->OnMessage(binary, std::move(bytes));
   }
 
   // A message left the outbox for the socket.
@@ -225,43 +141,14 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  asio::any_io_executor executor_;
-  const std::optional<asio::any_io_executor> home_;
-  const std::shared_ptr<SocketCourier> courier_;
   asio::steady_timer wake_, deadline_;
   std::deque<std::pair<bool, std::string>> outbox_;
   bool open_ = false, closing_ = false, ended_ = false;
   bool writing_ = false;  // outbox_.front() is being written.
 
  private:
-  // Runs `fn` on the socket's thread: now, when that is this one.
-  template <class Fn>
-  void OnSocket(Fn fn) {
-    if (!home_) return fn();
-    if (courier_) courier_->Ship();  // What was sent before goes first.
-    asio::post(executor_, [self = shared_from_this(), fn = std::move(fn)]() mutable { fn(); });
-  }
-  // Runs `fn` on the channel's thread: now, when that is this one. What is
-  // posted holds the session weakly: the channel, not its queued news, keeps
-  // it (and its socket) alive.
-  template <class Fn>
-  void OnHome(Fn fn) {
-    if (!home_) return fn();
-    asio::post(*home_, [weak = weak_from_this(), fn = std::move(fn)]() mutable {
-      if (auto self = weak.lock()) fn();
-    });
-  }
-
-  std::atomic<uint64_t> bytes_in_{0}, bytes_out_{0}, queued_bytes_{0};
+  uint64_t bytes_in_ = 0, bytes_out_ = 0, queued_bytes_ = 0;
 };
-
-void SocketCourier::Ship() {
-  if (pending_.empty()) return;
-  asio::post(socket_, [batch = std::move(pending_)]() mutable {
-    for (auto& message : batch) message.session->Enqueue(message.binary, std::move(message.bytes));
-  });
-  pending_.clear();
-}
 
 namespace {
 
@@ -276,12 +163,9 @@ class StreamSession final : public WebSocketChannel::Session {
   static constexpr bool kTls = std::is_same_v<Next, TlsStream>;
 
   // `tls` is the context `stream` was made with (null for plain).
-  // `home`: the channel's executor, when it is not the stream's.
   StreamSession(std::shared_ptr<ssl::context> tls, Stream stream,
-                const WebSocketChannel::Options& options, beast::role_type role,
-                std::optional<asio::any_io_executor> home = std::nullopt,
-                std::shared_ptr<SocketCourier> courier = nullptr)
-      : Session(stream.get_executor(), std::move(home), options, std::move(courier)),
+                const WebSocketChannel::Options& options, beast::role_type role)
+      : Session(stream.get_executor(), options),
         tls_(std::move(tls)),
         stream_(std::move(stream)) {
     stream_.read_message_max(options.max_message);
@@ -500,13 +384,7 @@ void WebSocketChannel::OnMessage(bool binary, std::string bytes) {
     return;
   }
   // Bytes that are not a frame end the link, and the socket under it.
-  if (auto bad = DeliverBytes(bytes)) session_->Stop(std::move(*bad));
-}
-
-void WebSocketChannel::OnFrame(codec::Result<codec::Frame> frame) {
-  if (ended()) return;
-  if (!frame) return session_->Stop(frame.error().ToString());
-  Deliver(std::move(*frame));
+  if (auto bad = DeliverBytes(bytes)) session_->Fail(std::move(*bad));
 }
 
 void WebSocketChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
@@ -515,47 +393,18 @@ void WebSocketChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
 
 struct WebSocketListener::State : std::enable_shared_from_this<State> {
   State(asio::any_io_executor executor, Scheduler& scheduler)
-      : home(executor), acceptor(executor), scheduler(scheduler) {}
-  const asio::any_io_executor home;  // The listener's, and its channels'.
+      : acceptor(executor), scheduler(scheduler) {}
   tcp::acceptor acceptor;
   Scheduler& scheduler;
   std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel;
   WebSocketChannel::Options options;
-  std::atomic<bool> stopped{false};  // Read by handshakes on socket threads.
-  // Channels whose sockets opened on a socket thread, on their way to the
-  // listener's. Held here, not in a posted handler, so that Stop destroys any
-  // left while the socket threads still run: a handler dropped by a stopped
-  // io_context would destroy its channel after the threads are gone.
-  std::mutex arriving_mutex;
-  std::vector<std::unique_ptr<WebSocketChannel>> arriving;
-  // One courier per socket thread, under arriving_mutex.
-  std::map<asio::execution_context*, std::shared_ptr<SocketCourier>> couriers;
-
-  // The courier to the socket thread of `executor` (called on that thread).
-  std::shared_ptr<SocketCourier> CourierTo(const asio::any_io_executor& executor) {
-    std::lock_guard lock(arriving_mutex);
-    auto& courier = couriers[&asio::query(executor, asio::execution::context)];
-    if (!courier) courier = std::make_shared<SocketCourier>(home, executor);
-    return courier;
-  }
-
-  // The listener's thread: hands the arrived channels on.
-  void TakeArriving() {
-    std::vector<std::unique_ptr<WebSocketChannel>> taken;
-    {
-      std::lock_guard lock(arriving_mutex);
-      taken.swap(arriving);
-    }
-    for (auto& channel : taken) {
-      if (!stopped) on_channel(std::move(channel));
-    }
-  }
+  std::atomic<bool> stopped{false};  // Read by handshakes on placed threads.
 
   static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
     while (!self->stopped) {
       auto [ec, socket] = co_await self->acceptor.async_accept(kNoThrow);
       // An accept that completed as the listener stopped is dropped: what it
-      // would hand on to (socket_executor, on_channel) may be gone.
+      // would hand on to (on_channel) may be gone.
       if (self->stopped || ec == asio::error::operation_aborted) break;
       if (ec) continue;  // One failed accept does not end the listener.
       // Accepted here, then moved to its thread: no operation pending on
@@ -566,9 +415,6 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         auto [executor, placed] = self->options.place();
         if (!MoveTo(executor, socket)) continue;
         scheduler = placed;
-      } else if (self->options.socket_executor &&
-                 !MoveTo(self->options.socket_executor(), socket)) {
-        continue;
       }
       auto executor = socket.get_executor();
       if (self->options.tls) {
@@ -629,30 +475,12 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         std::string(request.target()),
         std::string(request[beast::http::field::authorization]),
         peer.address().to_string() + ":" + std::to_string(peer.port())};
-    std::optional<asio::any_io_executor> home;
-    std::shared_ptr<SocketCourier> courier;
-    if (self->options.socket_executor && !self->options.place) {
-      home = self->home;
-      courier = self->CourierTo(stream.get_executor());
-    }
     auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
-                                             beast::role_type::server, home, std::move(courier));
+                                             beast::role_type::server);
     auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
     channel->set_handshake(std::move(handshake));
-    if (!home) {
-      session->Start();
-      self->on_channel(std::move(channel));
-      co_return;
-    }
-    {
-      std::lock_guard lock(self->arriving_mutex);
-      if (self->stopped) co_return;
-      self->arriving.push_back(std::move(channel));
-    }
-    // Posted before the loops start, so the channel is handed on before
-    // anything they post to it.
-    asio::post(self->home, [self] { self->TakeArriving(); });
     session->Start();
+    self->on_channel(std::move(channel));
   }
 };
 
@@ -676,13 +504,7 @@ WebSocketListener::~WebSocketListener() { Stop(); }
 uint16_t WebSocketListener::port() const { return state_->acceptor.local_endpoint().port(); }
 
 void WebSocketListener::Stop() {
-  std::vector<std::unique_ptr<WebSocketChannel>> dropped;
-  {
-    std::lock_guard lock(state_->arriving_mutex);
-    if (state_->stopped) return;
-    state_->stopped = true;
-    dropped.swap(state_->arriving);
-  }
+  if (state_->stopped.exchange(true)) return;
   beast::error_code ignored;
   state_->acceptor.close(ignored);
 }

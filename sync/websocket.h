@@ -23,10 +23,9 @@ namespace aweft::sync {
 // Frames sent while the connection is still opening are held and sent, in
 // order, once it is open. Bytes that do not decode as a frame end the
 // channel and close the socket; they never reach the process.
-// The channel lives on its scheduler's thread. Its socket runs on the executor
-// it was dialed with, or, for an accepted one, on the listener's
-// socket_executor: when that is another thread's, what passes between the
-// two is posted, never shared.
+// The channel and its socket live on one thread: the executor it was dialed
+// with, or, for an accepted one, the listener's (or where `place` put it),
+// which its scheduler runs work on.
 class WebSocketChannel : public ChannelBase {
  public:
   struct Options {
@@ -53,16 +52,10 @@ class WebSocketChannel : public ChannelBase {
     // certificates. Listening: when set (a ServerTls context), every
     // connection is TLS (wss://). Default: null.
     std::shared_ptr<boost::asio::ssl::context> tls;
-    // Listening: the executor each accepted connection's socket (its
-    // handshakes, reads and writes) runs on, e.g. IoThreads::Next; its
-    // channel and link stay on the listener's executor. Empty: the
-    // listener's own. Default: empty.
-    std::function<boost::asio::any_io_executor()> socket_executor;
     // Listening: where each accepted connection runs, socket and channel
     // both: an executor, and the scheduler the channel delivers on, which
     // runs work on that executor's thread. on_channel is then called on that
-    // thread. Takes precedence over socket_executor. Empty: the listener's
-    // own. Default: empty.
+    // thread. Empty: the listener's own. Default: empty.
     std::function<std::pair<boost::asio::any_io_executor, Scheduler*>()> place;
   };
 
@@ -117,8 +110,6 @@ class WebSocketChannel : public ChannelBase {
   void SendEncoded(codec::Result<std::string> bytes);
   friend class Session;
   void OnMessage(bool binary, std::string bytes);
-  // A binary message its socket's thread decoded (or could not).
-  void OnFrame(codec::Result<codec::Frame> frame);
   void OnEnd(std::string reason);
   // Queues one message, or gives up on a peer past the queue's bound.
   void Queue(bool binary, std::string bytes);
@@ -141,9 +132,7 @@ class WebSocketListener {
                     WebSocketChannel::Options options = {});
   ~WebSocketListener();
   uint16_t port() const;
-  // Stops accepting. Channels whose handshake is done but which were not
-  // handed to on_channel yet are destroyed, on this thread: with a
-  // socket_executor, stop (or destroy) the listener while its threads run.
+  // Stops accepting; a handshake under way hands nothing on.
   void Stop();
 
  private:
