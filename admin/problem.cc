@@ -17,7 +17,7 @@ Spelling Spell(Why why) {
       return {401, "unauthorized",
               "Send the admin token as 'Authorization: Bearer TOKEN' (or ?token=TOKEN)."};
     case Why::kForbidden:
-      return {403, "forbidden",
+      return {403, codec::Name(codec::Reason::kForbidden),
               "Use the node's admin_token; link tokens do not open the admin "
               "endpoint."};
     case Why::kNoRoute:

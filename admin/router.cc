@@ -289,8 +289,8 @@ Response Router::Ready() {
 }
 
 Response Router::List(const Query& query) {
-  if (auto bad = OnlyKnown(query, {"prefix", "after", "limit"})) return ProblemResponse(*bad);
-  auto limit = Number(query, "limit", 100, 1, kMaxLimit);
+  if (auto bad = OnlyKnown(query, {"prefix", "after", "limit"})) return ProblemResponse(*bad);  // not a reason
+  auto limit = Number(query, "limit", 100, 1, kMaxLimit);  // not a reason
   if (auto* bad = std::get_if<Problem>(&limit)) return ProblemResponse(*bad);
   DocumentQuery page;
   if (auto it = query.find("prefix"); it != query.end()) page.prefix = it->second;
@@ -326,10 +326,10 @@ Response Router::Document(const Request& request, const std::string& name, std::
   }
   if (part == "commits") {
     if (!get) return NotAllowed("GET", request);
-    if (auto bad = OnlyKnown(query, {"since", "limit"})) return ProblemResponse(*bad);
+    if (auto bad = OnlyKnown(query, {"since", "limit"})) return ProblemResponse(*bad);  // not a reason
     auto since = Number(query, "since", 0, 0, UINT64_MAX);
     if (auto* bad = std::get_if<Problem>(&since)) return ProblemResponse(*bad);
-    auto limit = Number(query, "limit", 100, 1, kMaxLimit);
+    auto limit = Number(query, "limit", 100, 1, kMaxLimit);  // not a reason
     if (auto* bad = std::get_if<Problem>(&limit)) return ProblemResponse(*bad);
     return FromAnswer(source_.Commits(name, std::get<uint64_t>(since), std::get<uint64_t>(limit)));
   }

@@ -67,6 +67,7 @@ std::string_view Name(Reason reason) {
     case Reason::kLimit:               return "limit";
     case Reason::kInvalidName:         return "invalid-name";
     case Reason::kUnavailable:         return "unavailable";
+    case Reason::kCycle:               return "cycle";
   }
   return "unknown-reason";  // Unreachable: -Wswitch flags a missing case.
 }
@@ -199,6 +200,8 @@ std::string_view Fix(Reason reason) {
       return "Use a document name the node accepts.";
     case Reason::kUnavailable:
       return "Write again later: the node stores nothing until its disk takes writes again.";
+    case Reason::kCycle:
+      return "Remove one of the upstreams that lead back to this node.";
   }
   return "Report this as a bug.";  // Unreachable: -Wswitch flags a missing
                                    // case.

@@ -80,10 +80,13 @@ enum class Reason {
   kLimit,
   kInvalidName,
   kUnavailable,  // The node cannot store now (a full or read-only disk).
+  kCycle,        // Linking two nodes would make a cycle of upstreams.
 };
 
-// Returns the spec's spelling of `reason`, e.g. "non-canonical-integer".
+// Returns the spec's spelling of `reason`, e.g. non-canonical-integer.
 std::string_view Name(Reason reason);
+// The same, as a string (for frames and answers that hold one).
+inline std::string Spelled(Reason reason) { return std::string(Name(reason)); }
 
 // Returns one imperative sentence saying what to do about `reason`.
 std::string_view Fix(Reason reason);

@@ -188,7 +188,7 @@ json::object NodeAdmin::NodeInfo() {
   for (const auto& upstream : node_.upstreams_) {
     upstreams.push_back(json::object{{"url", upstream->config.url},
                                      {"connected", upstream->client->connected()},
-                                     {"cycle", upstream->cycle},
+                                     {"cycle", upstream->cycle},  // not a reason: a field
                                      {"path", Texts(upstream->path)}});
   }
   const auto uptime = std::chrono::steady_clock::now() - node_.started_;

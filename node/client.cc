@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "codec/id.h"
+#include "node/messages.h"
 
 namespace aweft {
 
@@ -188,7 +189,7 @@ void Client::OnConnected(std::function<void()> fn) {
 void Client::Ask(std::string name, json::value args, std::function<void(sync::AskResult)> done) {
   if (!requests_) {
     asio::post(executor_, [done = std::move(done)] {
-      done(sync::RequestError{"closed", "not connected to the node", {}});
+      done(sync::RequestError{codec::Spelled(codec::Reason::kClosed), "not connected to the node", {}});
     });
     return;
   }
@@ -197,17 +198,23 @@ void Client::Ask(std::string name, json::value args, std::function<void(sync::As
 
 void Client::Probe(const std::string& name,
                    std::function<void(std::optional<std::pair<codec::Id, codec::Kind>>)> done) {
-  Ask("has", json::object{{"name", name}}, [done = std::move(done)](sync::AskResult answer) {
-    if (!answer || !answer->is_object()) return done(std::nullopt);
-    const json::object& held = answer->as_object();
-    if (!held.contains("held") || !held.at("held").is_bool() || !held.at("held").as_bool()) {
+  std::weak_ptr<Client*> self = self_;
+  Ask("has", ToJson(node::HasAsk{name}), [self, done = std::move(done)](sync::AskResult answer) {
+    if (!answer) return done(std::nullopt);
+    auto held = node::ParseHasAnswer(*answer);
+    if (!held) {
+      if (auto alive = self.lock(); alive && *alive) (*alive)->Break(held.error());
       return done(std::nullopt);
     }
-    auto root = codec::IdFromText(std::string(held.at("root").as_string()));
-    auto kind = codec::KindFromName(std::string(held.at("kind").as_string()));
-    if (!root || !kind) return done(std::nullopt);
-    done(std::make_pair(*root, *kind));
+    if (!*held) return done(std::nullopt);
+    done(std::make_pair((*held)->root, (*held)->kind));
   });
+}
+
+void Client::Break(const codec::Refusal& why) {
+  if (!channel_ || channel_->ended()) return;
+  if (options_.broken) options_.broken(why);
+  channel_->Close();
 }
 
 void Client::OnLost() {
@@ -242,7 +249,7 @@ void Client::Attach(const std::string& name) {
   std::weak_ptr<Client*> self = self_;
   // First ask whether the node holds the name: only then may a resync move
   // this end (a node that lost it would otherwise hand back an empty one).
-  requests_->Ask("has", json::object{{"name", name}}, [self, name](sync::AskResult answer) {
+  requests_->Ask("has", ToJson(node::HasAsk{name}), [self, name](sync::AskResult answer) {
     auto alive = self.lock();
     if (!alive || !*alive) return;
     Client& client = **alive;
@@ -250,24 +257,24 @@ void Client::Attach(const std::string& name) {
     if (it == client.entries_.end() || !client.link_) return;
     Entry& entry = it->second;
     if (!answer) {
-      if (answer.error().reason != "closed" && entry.handlers.fault) {
+      if (answer.error().reason != codec::Spelled(codec::Reason::kClosed) && entry.handlers.fault) {
         entry.handlers.fault(answer.error().reason, answer.error().message);
       }
       return;
     }
+    auto held = node::ParseHasAnswer(*answer);
+    if (!held) return client.Break(held.error());
     client.live_ = true;
     client.backoff_ = client.options_.backoff_min;
-    const json::object& held = answer->as_object();
-    const bool holds = held.contains("held") && held.at("held").as_bool();
+    const bool holds = held->has_value();
     if (!entry.document) {  // Open(): make the document from the node's root.
       if (!holds) {
-        if (entry.handlers.fault) entry.handlers.fault("no-document", "the node holds no \"" + name + "\"");
+        if (entry.handlers.fault) {
+          entry.handlers.fault(codec::Spelled(codec::Reason::kNoDocument), "the node holds no \"" + name + "\"");
+        }
         return;
       }
-      auto root = codec::IdFromText(std::string(held.at("root").as_string()));
-      auto kind = codec::KindFromName(std::string(held.at("kind").as_string()));
-      if (!root || !kind) return;
-      entry.owned = std::make_unique<sync::Document>(*root, *kind);
+      entry.owned = std::make_unique<sync::Document>((*held)->root, (*held)->kind);
       entry.document = entry.owned.get();
       client.Watch(name, entry);
     }
@@ -379,6 +386,10 @@ void Client::Confirm() {
         if (d.question_ == question) d.asking_ = false;
         if (!answer) {
           d.confirm_error_ = answer.error().reason + ": " + answer.error().message;
+          return d.Confirm();
+        }
+        if (auto durable = node::ParseDurableAnswer(*answer); !durable) {
+          d.Break(durable.error());
           return d.Confirm();
         }
         d.confirm_error_.clear();

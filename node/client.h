@@ -58,6 +58,10 @@ class Client {
     // to the client's executor and outlive the client. Default: the
     // executor, directly.
     sync::Scheduler* link_scheduler = nullptr;
+    // Optional: hears why the node's answer to a request was not one (a
+    // `has` without its root, say: reason `failed`). The connection is then
+    // closed and dialed again, with backoff.
+    std::function<void(const codec::Refusal&)> broken;
   };
 
   Client(boost::asio::any_io_executor executor, Options options);
@@ -86,6 +90,10 @@ class Client {
   // or nullopt (not held, or no connection).
   void Probe(const std::string& name,
              std::function<void(std::optional<std::pair<codec::Id, codec::Kind>>)> done);
+
+  // Ends the connection for `why` (told to Options::broken); it is dialed
+  // again, with backoff.
+  void Break(const codec::Refusal& why);
 
   // Any request to the node; `closed` when there is no connection.
   void Ask(std::string name, boost::json::value args, std::function<void(sync::AskResult)> done);

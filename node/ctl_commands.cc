@@ -218,7 +218,7 @@ int Show(Backend& backend, const Options& options) {
 int History(Backend& backend, const Options& options) {
   const std::string& name = options.positional[0];
   const uint64_t first = Number(options, "since").value_or(0);
-  const std::optional<uint64_t> limit = Number(options, "limit");
+  const std::optional<uint64_t> limit = Number(options, "limit");  // not a reason: a flag
   uint64_t since = first, head = 0, count = 0;
   json::array commits;
   Progress progress("history", options.json);
@@ -356,7 +356,7 @@ int RunDocumentCommand(const std::vector<std::string_view>& args) {
     const Options options = Parse(args);
     Number(options, "at");  // Checked before anything is reached.
     Number(options, "since");
-    Number(options, "limit");
+    Number(options, "limit");  // not a reason: a flag
     std::unique_ptr<Backend> backend =
         options.data.empty() ? Online(options.node, options.token) : Offline(options.data);
     return Dispatch(*backend, options);

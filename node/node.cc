@@ -11,6 +11,7 @@
 
 #include "codec/commit.h"
 #include "codec/id.h"
+#include "node/messages.h"
 #include "storage/format.h"
 #include "sync/random.h"
 #include "sync/requests.h"
@@ -164,6 +165,12 @@ Node::Node(Config config, asio::io_context& io)
       mark = seq;
       SaveConfirmed();
     };
+    options.broken = [this, url = upstream.url](const codec::Refusal& why) {
+      meters_.faults.Add(1, {std::string(codec::Name(why.reason)), "remote"});
+      spdlog::warn("event=upstream-broken url={} reason={} detail=\"the upstream's answer was "
+                   "malformed; dialing again\"",
+                   url, codec::Name(why.reason));
+    };
     link->client = std::make_unique<Client>(io.get_executor(), options);
     UpstreamLink* raw = link.get();
     link->client->OnConnected([this, raw] { Hello(*raw); });
@@ -254,17 +261,17 @@ std::string Joined(const std::vector<std::string>& path) {
 
 void Node::Hello(UpstreamLink& upstream) {
   upstream.client->Ask(
-      "hello", boost::json::object{{"id", config_.node_id}},
+      "hello", ToJson(HelloAsk{config_.node_id}),
       [this, &upstream](sync::AskResult answer) {
         if (upstream.cycle) return;
         std::vector<std::string> path;
-        if (answer && answer->is_object() && answer->as_object().contains("path")) {
-          for (const auto& id : answer->as_object().at("path").as_array()) {
-            if (id.is_string()) path.emplace_back(id.as_string());
-          }
+        if (answer) {
+          auto hello = ParseHelloAnswer(*answer);
+          if (!hello) return upstream.client->Break(hello.error());
+          path = std::move(hello->path);
         }
         const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();
-        if ((!answer && answer.error().reason == "cycle") || loops || path.size() > 64) {
+        if ((!answer && answer.error().reason == codec::Spelled(codec::Reason::kCycle)) || loops || path.size() > 64) {
           upstream.cycle = true;
           const std::string detail = answer ? Joined(path) : answer.error().message;
           spdlog::error(
@@ -378,7 +385,7 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
     from_address = ++per_address_[address];
   }
   if (from_address > config_.limits.max_connections_per_address) {
-    return Refuse(c, "limit",
+    return Refuse(c, codec::Spelled(codec::Reason::kLimit),
                   std::to_string(config_.limits.max_connections_per_address) +
                       " connections from " + address +
                       " are open already (limits.max_connections_per_address)");
@@ -389,7 +396,7 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
       if (SameSecret(bearer, token.secret)) c.token = &token;
     }
     if (!c.token) {
-      return Refuse(c, "forbidden",
+      return Refuse(c, codec::Spelled(codec::Reason::kForbidden),
                     "a valid bearer token is needed (Authorization header or ?token=)");
     }
   }
@@ -426,7 +433,7 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
   namespace json = boost::json;
   std::erase_if(c.answering, [](const sync::Reply& r) { return r.answered(); });
   if (c.answering.size() >= config_.limits.max_requests_in_flight) {
-    return reply.SendError({"limit",
+    return reply.SendError({codec::Spelled(codec::Reason::kLimit),
                             std::to_string(c.answering.size()) +
                                 " requests are unanswered on this link; wait for their answers "
                                 "(limits.max_requests_in_flight)",
@@ -435,13 +442,13 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
   c.answering.push_back(reply);
   if (request == "durable") {
     // The disk fails writes: say so now rather than answer once it is back.
-    if (auto why = Unavailable()) return reply.SendError({"unavailable", *why, {}});
+    if (auto why = Unavailable()) return reply.SendError({codec::Spelled(codec::Reason::kUnavailable), *why, {}});
     // Runs after every frame this connection sent before the request, with
     // the store synced first: all they carried is stored. If the disk fails
     // that batch meanwhile, WatchStall answers first.
     auto done = std::make_shared<std::atomic<bool>>(false);
     LinkScheduler(c).Post([reply, done] {
-      reply.SendResult(json::object{{"durable", true}});
+      reply.SendResult(DurableAnswerJson());
       done->store(true);
     });
     return OnHome(c.shard, [this, ask = DurableAsk{reply, c.shard, done}] {
@@ -461,19 +468,17 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
     });
   };
   if (request == "has") {
-    const json::object* object = args.if_object();
-    const json::string* name = object ? object->at("name").if_string() : nullptr;
-    if (!name) {
-      return reply.SendError({"invalid-name", "has takes {\"name\": text}", {}});
+    auto ask = ParseHasAsk(args);
+    if (!ask) {
+      return reply.SendError({codec::Spelled(ask.error().reason), ask.error().message, {}});
     }
-    if (!CanRead(c, *name)) {
-      return reply.SendError({"forbidden", "this token has no right to \"" + std::string(*name) + "\"", {}});
+    if (!CanRead(c, ask->name)) {
+      return reply.SendError({codec::Spelled(codec::Reason::kForbidden),
+                              "this token has no right to \"" + ask->name + "\"", {}});
     }
-    return answer([this, name = std::string(*name)](auto tell) {
+    return answer([this, name = std::move(ask->name)](auto tell) {
       auto held = [](const codec::Id& root, codec::Kind kind) {
-        return json::object{{"held", true},
-                            {"root", codec::IdText(root)},
-                            {"kind", std::string(codec::KindName(kind))}};
+        return HasAnswerJson(Held{root, kind});
       };
       if (auto it = loaded_.find(name); it != loaded_.end()) {
         return tell(held(it->second.document->root().id(), it->second.document->root().kind()),
@@ -485,35 +490,30 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
       // Not here: perhaps a node above holds it.
       if (UpstreamLink* upstream = UpstreamFor(name)) {
         return upstream->client->Probe(name, [tell, held](auto found) {
-          if (!found) return tell(json::object{{"held", false}}, std::nullopt);
+          if (!found) return tell(HasAnswerJson(std::nullopt), std::nullopt);
           tell(held(found->first, found->second), std::nullopt);
         });
       }
-      tell(json::object{{"held", false}}, std::nullopt);
+      tell(HasAnswerJson(std::nullopt), std::nullopt);
     });
   }
   if (request == "hello") {
     c.peer = true;  // Only nodes say hello.
-    const json::object* object = args.if_object();
-    const json::string* id = object && object->contains("id") ? object->at("id").if_string() : nullptr;
-    return answer([this, id = id ? std::optional<std::string>(*id) : std::nullopt,
-                   remote = c.remote](auto tell) {
+    return answer([this, id = ParseHelloAsk(args).id, remote = c.remote](auto tell) {
       std::vector<std::string> path = Path();
       if (id && std::find(path.begin(), path.end(), *id) != path.end()) {
         spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
                       config_.node_id, remote, *id, config_.node_id, Joined(path));
-        return tell(nullptr, sync::RequestError{"cycle",
+        return tell(nullptr, sync::RequestError{codec::Spelled(codec::Reason::kCycle),
                                                 "node " + *id + " is already upstream of " +
                                                     config_.node_id + " (" + Joined(path) +
                                                     "); linking them makes a cycle",
                                                 {}});
       }
-      json::array ids;
-      for (const auto& node : path) ids.emplace_back(node);
-      tell(json::object{{"path", std::move(ids)}}, std::nullopt);
+      tell(ToJson(HelloAnswer{std::move(path)}), std::nullopt);
     });
   }
-  reply.SendError({"missing", "nothing here answers " + request, {}});
+  reply.SendError({codec::Spelled(codec::Reason::kMissing), "nothing here answers " + request, {}});
 }
 
 void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
@@ -521,10 +521,10 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   // Before the name reaches a log line or a key.
   if (auto checked = storage::format::CheckName(name); !checked) {
     spdlog::info("event=decline peer={} reason=invalid-name", c.remote);
-    return Decline(c, open, "invalid-name", checked.error().message);
+    return Decline(c, open, codec::Spelled(codec::Reason::kInvalidName), checked.error().message);
   }
   if (c.shared.size() >= config_.limits.max_topics_per_link) {
-    return Decline(c, open, "limit",
+    return Decline(c, open, codec::Spelled(codec::Reason::kLimit),
                    std::to_string(c.shared.size()) +
                        " documents are shared on this link already (limits.max_topics_per_link)");
   }
@@ -532,7 +532,7 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   const bool can_write = CanWrite(c, name);
   if (!can_read) {
     spdlog::warn("event=refused doc=\"{}\" peer={} reason=forbidden", name, c.remote);
-    return Decline(c, open, "forbidden", "this token has no right to \"" + name + "\"");
+    return Decline(c, open, codec::Spelled(codec::Reason::kForbidden), "this token has no right to \"" + name + "\"");
   }
   // A client that holds the document (and does not ask for ours) may create
   // it here; one that wants state is served from above, if anything.
@@ -596,7 +596,7 @@ void Node::Attach(Shard& shard, uint64_t connection, const codec::OpenFrame& ope
     // The shard's links checked each commit against the connection's rights
     // and the limits; only a failing disk stops one here.
     handlers.accept = [this](const codec::Commit&) -> std::vector<codec::WireReason> {
-      if (auto why = Unavailable()) return {{"unavailable", *why, std::nullopt}};
+      if (auto why = Unavailable()) return {{codec::Spelled(codec::Reason::kUnavailable), *why, std::nullopt}};
       return {};
     };
     // Refusals between a replica and home are not counted: the replica
@@ -670,7 +670,7 @@ void Node::ServeReplica(Shard& shard, uint64_t connection, const codec::OpenFram
     auto it = shard.connections.find(connection);
     if (it == shard.connections.end() || stopping_ || !document) {
       if (it != shard.connections.end() && !stopping_) {
-        Decline(*it->second, open, "unavailable",
+        Decline(*it->second, open, codec::Spelled(codec::Reason::kUnavailable),
                 "the document's replica on this thread ended; open it again");
       }
       return ReleaseShare(&shard, open.name);
@@ -791,14 +791,14 @@ std::optional<std::string> Node::Unavailable() {
 std::vector<codec::WireReason> Node::Oversized(const codec::Commit& commit) const {
   const Limits& limits = config_.limits;
   if (commit.deltas.size() > limits.max_deltas_per_commit) {
-    return {{"limit",
+    return {{codec::Spelled(codec::Reason::kLimit),
              "a commit of " + std::to_string(commit.deltas.size()) + " deltas is over " +
                  std::to_string(limits.max_deltas_per_commit) + " (limits.max_deltas_per_commit)",
              std::nullopt}};
   }
   std::string bytes;
   if (codec::EncodeCommit(commit, bytes) && bytes.size() > limits.max_commit_bytes) {
-    return {{"limit",
+    return {{codec::Spelled(codec::Reason::kLimit),
              "a commit of " + std::to_string(bytes.size()) + " bytes is over " +
                  std::to_string(limits.max_commit_bytes) + " (limits.max_commit_bytes)",
              std::nullopt}};
@@ -825,8 +825,8 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
   sync::ShareHandlers handlers;
   handlers.accept = [this, &c, name, writes = CanWrite(c, name)](
                         const codec::Commit& commit) -> std::vector<codec::WireReason> {
-    if (!writes) return {{"forbidden", "this token may only read \"" + name + "\"", std::nullopt}};
-    if (auto why = Unavailable()) return {{"unavailable", *why, std::nullopt}};
+    if (!writes) return {{codec::Spelled(codec::Reason::kForbidden), "this token may only read \"" + name + "\"", std::nullopt}};
+    if (auto why = Unavailable()) return {{codec::Spelled(codec::Reason::kUnavailable), *why, std::nullopt}};
     // A node below confirmed this commit to its writer once it had checked
     // it against its own limits (or took it as a state, or made it in a
     // resync): refused here, it would be lost there. Its frame is still
@@ -933,8 +933,8 @@ void Node::Drop(Connection& c) {
   spdlog::info("event=disconnect peer={} connection={} reason=\"{}\"", c.remote, c.id,
                c.channel->end_reason());
   // Bytes that were not a frame: the channel ended the connection.
-  if (c.channel->end_reason().rfind("bad-frame", 0) == 0) {
-    meters_.faults.Add(1, {"bad-frame", "local"});
+  if (c.channel->end_reason().rfind(codec::Spelled(codec::Reason::kBadFrame), 0) == 0) {
+    meters_.faults.Add(1, {codec::Spelled(codec::Reason::kBadFrame), "local"});
   }
   OnHome(c.shard, [this, link = c.link ? std::optional(c.link->stats()) : std::nullopt,
                    traffic = c.channel->traffic()] {
@@ -988,7 +988,7 @@ void Node::WatchStall() {
     if (auto why = Unavailable()) {
       for (const DurableAsk& ask : durable_waiting_) {
         auto fail = [ask, why] {
-          ask.reply.SendError({"unavailable", *why, {}});
+          ask.reply.SendError({codec::Spelled(codec::Reason::kUnavailable), *why, {}});
           ask.done->store(true);
         };
         if (!ask.shard) fail();

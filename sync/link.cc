@@ -35,7 +35,7 @@ void Shared::Resync() {
 void Shared::Stop() {
   if (ended_ || !link_ || link_->closed_) return;
   link_->Enqueue(codec::LeaveFrame{mine_});
-  link_->End(*this, "left", "this end stopped sharing " + name_, /*told=*/false);
+  link_->End(*this, codec::Spelled(codec::Reason::kLeft), "this end stopped sharing " + name_, /*told=*/false);
 }
 
 // --- Link
@@ -114,7 +114,7 @@ void Link::Pair(Shared& topic, const codec::OpenFrame& open) {
   topic.theirs_ = open.topic;
   if (!topic.live_document_) {
     if (!open.root) {
-      Refuse(topic, open.topic, "no-document",
+      Refuse(topic, open.topic, codec::Spelled(codec::Reason::kNoDocument),
              "neither end holds \"" + topic.name_ + "\"");
       return;
     }
@@ -124,7 +124,7 @@ void Link::Pair(Shared& topic, const codec::OpenFrame& open) {
     topic.wanted_ = true;
     Adopt(topic, *topic.minted_);
   } else if (open.root && !SameRoot(*open.root, *topic.live_document_)) {
-    Refuse(topic, open.topic, "root-mismatch",
+    Refuse(topic, open.topic, codec::Spelled(codec::Reason::kRootMismatch),
            "the two ends hold different roots under \"" + topic.name_ + "\"");
     return;
   }
@@ -177,7 +177,7 @@ void Link::OnTracked(Shared& topic, const Tracked& tracked) {
 Shared* Link::Theirs(uint64_t peer_topic) {
   auto it = theirs_.find(peer_topic);
   if (it != theirs_.end()) return it->second;
-  Enqueue(codec::FaultFrame{peer_topic, "no-topic",
+  Enqueue(codec::FaultFrame{peer_topic, codec::Spelled(codec::Reason::kNoTopic),
                             "nothing here is open as " + Topic(peer_topic)});
   return nullptr;
 }
@@ -198,7 +198,7 @@ void Link::OnFrame(const Frame& frame) {
           OnRefused(f);
         } else if constexpr (std::is_same_v<F, codec::LeaveFrame>) {
           if (Shared* topic = Theirs(f.topic)) {
-            End(*topic, "left", "the other end stopped sharing " + topic->name_, true);
+            End(*topic, codec::Spelled(codec::Reason::kLeft), "the other end stopped sharing " + topic->name_, true);
           }
         } else {
           OnFault(f);
@@ -211,7 +211,7 @@ void Link::OnOpenFrame(const codec::OpenFrame& open) {
   if (open.root && open.root->id.size() != codec::kIdSize) {
     // The frame layer lets any width through; the reference then throws and
     // leaves the topic stuck. Turn it away instead.
-    Enqueue(codec::FaultFrame{open.topic, "root-mismatch",
+    Enqueue(codec::FaultFrame{open.topic, codec::Spelled(codec::Reason::kRootMismatch),
                               "a root id is 12 bytes, not " +
                                   std::to_string(open.root->id.size())});
     return;
@@ -219,7 +219,7 @@ void Link::OnOpenFrame(const codec::OpenFrame& open) {
   if (auto it = theirs_.find(open.topic); it != theirs_.end()) {
     Shared& topic = *it->second;  // A repeat: the other end asks to resync.
     if (!open.root || !SameRoot(*open.root, *topic.live_document_)) {
-      Refuse(topic, open.topic, "root-mismatch",
+      Refuse(topic, open.topic, codec::Spelled(codec::Reason::kRootMismatch),
              "a repeated open names another root for \"" + topic.name_ + "\"");
       return;
     }
@@ -251,7 +251,7 @@ void Link::OnState(const codec::StateFrame& state) {
   Shared& topic = *found;
   if (!topic.wanted_) {
     // A state bypasses accept, so it is only taken when asked for.
-    Refuse(topic, state.topic, "unwanted-state",
+    Refuse(topic, state.topic, codec::Spelled(codec::Reason::kUnwantedState),
            "a state for \"" + topic.name_ + "\" arrived unasked");
     return;
   }
@@ -293,9 +293,9 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
       try {
         reasons = topic.handlers_.accept(commit);
       } catch (const std::exception& e) {
-        reasons = {{"accept-threw", e.what(), std::nullopt}};
+        reasons = {{codec::Spelled(codec::Reason::kAcceptThrew), e.what(), std::nullopt}};
       } catch (...) {
-        reasons = {{"accept-threw", "accept threw a non-exception", std::nullopt}};
+        reasons = {{codec::Spelled(codec::Reason::kAcceptThrew), "accept threw a non-exception", std::nullopt}};
       }
     }
     if (reasons.empty()) {
@@ -358,7 +358,7 @@ void Link::OnChannelEnd() {
   if (closed_) return;
   closed_ = true;
   for (auto& [n, topic] : mine_) {
-    End(*topic, "closed", "the channel under the link ended", /*told=*/true);
+    End(*topic, codec::Spelled(codec::Reason::kClosed), "the channel under the link ended", /*told=*/true);
   }
   waiting_.clear();
 }
@@ -387,7 +387,7 @@ void Link::Close() {
   if (closed_) return;
   Flush();
   closed_ = true;
-  for (auto& [n, topic] : mine_) End(*topic, "closed", "the link was closed", false);
+  for (auto& [n, topic] : mine_) End(*topic, codec::Spelled(codec::Reason::kClosed), "the link was closed", false);
   waiting_.clear();
   channel_.Close();
 }

@@ -24,7 +24,7 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
-std::string Spelled(codec::Reason reason) { return std::string(codec::Name(reason)); }
+using codec::Spelled;
 
 // Why `value` cannot cross as JSON text, or nullopt if it can. Iterative, so
 // a deep value cannot exhaust the stack.

@@ -186,7 +186,7 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
     self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
     self->wake_.expires_after(kLinger);
     co_await self->wake_.async_wait(kNoThrow);
-    self->Fail("closed");
+    self->Fail("the connection closed");
   }
 
   tcp::socket socket_;

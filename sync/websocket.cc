@@ -260,7 +260,7 @@ class StreamSession final : public WebSocketChannel::Session {
       if (self->outbox_.empty()) {
         if (self->closing_) {
           (void)co_await self->stream_.async_close(websocket::close_code::normal, kNoThrow);
-          self->Fail("closed");
+          self->Fail("the connection closed");
           break;
         }
         co_await self->wake_.async_wait(kNoThrow);
@@ -361,7 +361,7 @@ void WebSocketChannel::Queue(bool binary, std::string bytes) {
 }
 
 void WebSocketChannel::EndForLimit(const std::string& why) {
-  auto fault = codec::EncodeFrame(codec::FaultFrame{0, "limit", why});
+  auto fault = codec::EncodeFrame(codec::FaultFrame{0, codec::Spelled(codec::Reason::kLimit), why});
   session_->Abandon(fault ? std::move(*fault) : std::string());
   EndWith("limit: " + why);
 }

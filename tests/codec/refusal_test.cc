@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <utility>
@@ -77,6 +79,7 @@ const std::vector<std::pair<Reason, std::string>>& Spellings() {
       {Reason::kLimit, "limit"},
       {Reason::kInvalidName, "invalid-name"},
       {Reason::kUnavailable, "unavailable"},
+      {Reason::kCycle, "cycle"},
   };
   return spellings;
 }
@@ -118,6 +121,39 @@ TEST_CASE("A refusal renders as reason, detail and fix", "[codec][refusal]") {
         "bad-frame: topic 0. " + std::string(Fix(Reason::kBadFrame)));
   const Refusal bare{Reason::kClosed, ""};
   CHECK(bare.ToString() == "closed. " + std::string(Fix(Reason::kClosed)));
+}
+
+// Name() is the only place a spelling is written: anywhere else a reason is
+// codec::Name(Reason::k...) or Spelled(...). A line that holds a spelling as
+// a string for another purpose (a query parameter called "limit") says so
+// with the words "not a reason".
+TEST_CASE("No reason is spelled as a literal outside codec/refusal.cc", "[codec][refusal]") {
+  namespace fs = std::filesystem;
+  const fs::path root(AWEFT_SOURCE_DIR);
+  std::vector<std::string> found;
+  for (const char* module : {"codec", "sync", "storage", "admin", "node"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(root / module)) {
+      const fs::path& path = entry.path();
+      if (path.extension() != ".cc" && path.extension() != ".h") continue;
+      if (path == root / "codec" / "refusal.cc") continue;
+      std::ifstream in(path);
+      std::string line;
+      for (int number = 1; std::getline(in, line); ++number) {
+        if (line.find("not a reason") != std::string::npos) continue;
+        for (const auto& [reason, spelling] : Spellings()) {
+          if (line.find('"' + spelling + '"') == std::string::npos) continue;
+          found.push_back(fs::relative(path, root).string() + ":" + std::to_string(number) +
+                          ": \"" + spelling + "\"");
+        }
+      }
+    }
+  }
+  INFO([&] {
+    std::string all;
+    for (const std::string& f : found) all += f + "\n";
+    return all;
+  }());
+  CHECK(found.empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Clusters of aweft-node processes on loopback: chains, restarts, cycles.
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -10,6 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include "node/client.h"
+#include "sync/requests.h"
+#include "sync/websocket.h"
 #include "sync/snapshot.h"
 #include "tests/node/node_process.h"
 
@@ -134,10 +137,23 @@ TEST_CASE("a confirmed state over the upstream's commit limit is kept across a c
     return writer.connected();
   };
   REQUIRE(RunUntil(io, all_confirmed, std::chrono::milliseconds(20000)));
-  // Read at a, the node above: every document reaches it whole.
+  // Read at a, the node above, once b has shared them there (opened
+  // before, a name is no-document): every document reaches it whole.
   std::vector<Document*> above(kDocuments, nullptr);
   for (int i = 0; i < kDocuments; ++i) {
-    reader.Open("big-" + std::to_string(i), [&above, i](Document& d) { above[i] = &d; });
+    const std::string name = "big-" + std::to_string(i);
+    bool asking = false, held = false;
+    REQUIRE(RunUntil(io, [&] {
+      if (!asking) {
+        asking = true;
+        reader.Probe(name, [&](auto found) {
+          held = found.has_value();
+          asking = false;
+        });
+      }
+      return held;
+    }, std::chrono::milliseconds(20000)));
+    reader.Open(name, [&above, i](Document& d) { above[i] = &d; });
   }
   auto holds = [](Document* d, const std::vector<std::string>& keys) {
     if (d == nullptr) return false;
@@ -256,6 +272,53 @@ TEST_CASE("a commit the upstream refuses stays on the node below, across a resta
   CHECK(again->root().Get("from-top"));
   CHECK(again->root().Get("from-below"));
   CHECK_FALSE(board.root().Get("from-below"));
+}
+
+// A node above that answers its requests with something malformed (a `has`
+// without a root, a `hello` whose path is a number): the node below ends that
+// link, says so, dials again with backoff, and keeps serving its clients.
+TEST_CASE("a malformed answer from an upstream ends that link, is logged, and the node stays up",
+          "[node][cluster][refusal]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  sync::AsioScheduler scheduler(io.get_executor());
+  std::vector<std::unique_ptr<sync::WebSocketChannel>> accepted;
+  std::vector<sync::Requests> answering;
+  sync::WebSocketListener fake(
+      io.get_executor(), scheduler, "127.0.0.1", 0,
+      [&](std::unique_ptr<sync::WebSocketChannel> channel) {
+        auto requests = sync::Requests::Open(*channel, io.get_executor());
+        REQUIRE(requests);
+        REQUIRE(requests->Answer(
+            [](const std::string& name, const boost::json::value&, sync::Reply reply) {
+              if (name == "has") return reply.SendResult(boost::json::object{{"held", true}});
+              if (name == "hello") return reply.SendResult(boost::json::object{{"path", 5}});
+              reply.SendResult(nullptr);
+            }));
+        answering.push_back(std::move(*requests));
+        accepted.push_back(std::move(channel));
+      });
+  NodeProcess b(dir.path() + "/b",
+                {"--upstream", "ws://127.0.0.1:" + std::to_string(fake.port()) + "/"});
+  b.Start();
+  aweft::Client::Options at_b;
+  at_b.url = b.url();
+  aweft::Client client(io.get_executor(), at_b);
+  std::string failed;
+  client.Open("elsewhere", [](Document&) {}, [&](const std::string& reason) { failed = reason; });
+  std::string log;
+  CHECK(RunUntil(io, [&] {
+    log += b.Drain();
+    return log.find("event=upstream-broken") != std::string::npos && accepted.size() >= 2;
+  }, std::chrono::milliseconds(10000)));
+  INFO(log);
+  CHECK(log.find("reason=failed") != std::string::npos);
+  // b is up and serves its own documents.
+  Document own(codec::Kind::kObject);
+  REQUIRE(client.Share("own", own));
+  REQUIRE(own.Set(own.root(), "k", true));
+  CHECK(RunUntil(io, [&] { return client.connected() && client.unconfirmed("own") == 0; }));
+  CHECK(::kill(b.pid(), 0) == 0);
 }
 
 TEST_CASE("a cycle of three nodes is refused with a clear error and the nodes keep running",

@@ -1,0 +1,96 @@
+#include "node/messages.h"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+namespace aweft::node {
+namespace {
+
+namespace json = boost::json;
+using codec::Reason;
+using codec::Refusal;
+
+Refusal NotAnAnswer(std::string_view request, std::string_view expected) {
+  return Refusal{Reason::kFailed, "the other end answered " + std::string(request) +
+                                      " with something else than " + std::string(expected)};
+}
+
+// The text at `key` of `object`, or null.
+const json::string* TextAt(const json::object* object, std::string_view key) {
+  const json::value* value = object ? object->if_contains(key) : nullptr;
+  return value ? value->if_string() : nullptr;
+}
+
+std::string_view View(const json::string& text) { return {text.data(), text.size()}; }
+
+}  // namespace
+
+json::value ToJson(const HasAsk& ask) { return json::object{{"name", ask.name}}; }
+
+codec::Result<HasAsk> ParseHasAsk(const json::value& args) {
+  const json::string* name = TextAt(args.if_object(), "name");
+  if (!name) return Refusal{Reason::kInvalidName, "has takes {\"name\": text}"};
+  return HasAsk{std::string(View(*name))};
+}
+
+json::value HasAnswerJson(const std::optional<Held>& held) {
+  if (!held) return json::object{{"held", false}};
+  return json::object{{"held", true},
+                      {"root", codec::IdText(held->root)},
+                      {"kind", codec::KindName(held->kind)}};
+}
+
+codec::Result<std::optional<Held>> ParseHasAnswer(const json::value& result) {
+  constexpr std::string_view kShape = R"({"held": true, "root": ID, "kind": K} or {"held": false})";
+  const json::object* object = result.if_object();
+  const json::value* held = object ? object->if_contains("held") : nullptr;
+  if (!held || !held->is_bool()) return NotAnAnswer("has", kShape);
+  if (!held->get_bool()) return std::optional<Held>();
+  const json::string* root = TextAt(object, "root");
+  const json::string* kind = TextAt(object, "kind");
+  auto id = root ? codec::IdFromText(View(*root)) : codec::Result<codec::Id>(NotAnAnswer("has", kShape));
+  auto named = kind ? codec::KindFromName(View(*kind)) : std::nullopt;
+  if (!id || !named) return NotAnAnswer("has", kShape);
+  return std::optional<Held>(Held{*id, *named});
+}
+
+json::value ToJson(const HelloAsk& ask) {
+  if (!ask.id) return json::object{};
+  return json::object{{"id", *ask.id}};
+}
+
+HelloAsk ParseHelloAsk(const json::value& args) {
+  const json::string* id = TextAt(args.if_object(), "id");
+  return HelloAsk{id ? std::optional<std::string>(View(*id)) : std::nullopt};
+}
+
+json::value ToJson(const HelloAnswer& answer) {
+  json::array ids;
+  for (const std::string& id : answer.path) ids.emplace_back(id);
+  return json::object{{"path", std::move(ids)}};
+}
+
+codec::Result<HelloAnswer> ParseHelloAnswer(const json::value& result) {
+  const json::object* object = result.if_object();
+  const json::value* path = object ? object->if_contains("path") : nullptr;
+  if (!path || !path->is_array()) return NotAnAnswer("hello", R"({"path": [ids]})");
+  HelloAnswer answer;
+  for (const json::value& id : path->get_array()) {
+    if (!id.is_string()) return NotAnAnswer("hello", R"({"path": [ids]})");
+    answer.path.emplace_back(View(id.get_string()));
+  }
+  return answer;
+}
+
+json::value DurableAnswerJson() { return json::object{{"durable", true}}; }
+
+codec::Result<void> ParseDurableAnswer(const json::value& result) {
+  const json::object* object = result.if_object();
+  const json::value* durable = object ? object->if_contains("durable") : nullptr;
+  if (!durable || !durable->is_bool() || !durable->get_bool()) {
+    return NotAnAnswer("durable", R"({"durable": true})");
+  }
+  return {};
+}
+
+}  // namespace aweft::node

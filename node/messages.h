@@ -1,0 +1,52 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "codec/id.h"
+#include "codec/result.h"
+#include "codec/value.h"
+
+// The node's own requests (docs/node.md "Requests"), as types: each is
+// written here and read here, and reading never throws. What a peer sent
+// that does not have the shape is a Refusal: `invalid-name` for a `has`
+// without a name, `failed` for an answer that is not one.
+namespace aweft::node {
+
+// has {"name": N}: does the node (or one above it) hold N?
+struct HasAsk {
+  std::string name;
+};
+boost::json::value ToJson(const HasAsk& ask);
+codec::Result<HasAsk> ParseHasAsk(const boost::json::value& args);
+
+// Its answer: {"held": true, "root": ID, "kind": K} or {"held": false}.
+struct Held {
+  codec::Id root;
+  codec::Kind kind = codec::Kind::kObject;
+};
+boost::json::value HasAnswerJson(const std::optional<Held>& held);
+codec::Result<std::optional<Held>> ParseHasAnswer(const boost::json::value& result);
+
+// hello {"id": NODE}: a node says who it is (the id may be absent).
+struct HelloAsk {
+  std::optional<std::string> id;
+};
+boost::json::value ToJson(const HelloAsk& ask);
+HelloAsk ParseHelloAsk(const boost::json::value& args);
+
+// Its answer: {"path": [ids]}, the answering node and the nodes above it.
+struct HelloAnswer {
+  std::vector<std::string> path;
+};
+boost::json::value ToJson(const HelloAnswer& answer);
+codec::Result<HelloAnswer> ParseHelloAnswer(const boost::json::value& result);
+
+// durable (no arguments): {"durable": true} once all sent before is stored.
+boost::json::value DurableAnswerJson();
+codec::Result<void> ParseDurableAnswer(const boost::json::value& result);
+
+}  // namespace aweft::node
