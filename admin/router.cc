@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "admin/dashboard.h"
+#include "admin/secret.h"
 #include "codec/cbor.h"
 #include "codec/json.h"
 
@@ -75,13 +76,6 @@ Response JsonResponse(int status, const json::value& body) {
 Response FromAnswer(const Answer& answer, int status = 200) {
   if (!answer) return ProblemResponse(answer.error());
   return JsonResponse(status, *answer);
-}
-
-// Compares in time that depends only on the lengths, not on where they differ.
-bool SameSecret(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i % (b.empty() ? 1 : b.size())];
-  return diff == 0 && !b.empty();
 }
 
 // The path split at '/', each segment still encoded: "/v1/documents/a%2Fb"
@@ -204,11 +198,7 @@ Response Router::Handle(const Request& request) {
 bool Router::Authorized(const Request& request, std::string_view query_token,
                         Response& refusal) const {
   if (token_.empty()) return true;
-  std::string_view given = query_token;
-  const std::string_view bearer = "Bearer ";
-  if (request.authorization.rfind(bearer, 0) == 0) {
-    given = std::string_view(request.authorization).substr(bearer.size());
-  }
+  const std::string_view given = BearerToken(request.authorization, query_token);
   if (given.empty()) {
     refusal = ProblemResponse(MakeProblem(Why::kUnauthorized, "this route needs the admin token"));
     return false;

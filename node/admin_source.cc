@@ -110,14 +110,14 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
 
 std::vector<admin::Check> NodeAdmin::Readiness() {
   std::vector<admin::Check> checks;
-  const auto why = node_.Unavailable();
+  const auto why = node_.hub_->Unavailable();
   checks.push_back({"store", !why, why ? *why : "open at " + node_.config_.data + "/store"});
   checks.push_back({"listener", node_.listener_ && !node_.stopping_,
                     node_.stopping_ ? "shutting down"
                                     : node_.url()});
   size_t linked = 0;
   std::string missing;
-  for (const auto& upstream : node_.upstreams_) {
+  for (const auto& upstream : node_.upstreams_->links()) {
     if (upstream->client->connected() && !upstream->cycle) {
       ++linked;
     } else {
@@ -125,9 +125,9 @@ std::vector<admin::Check> NodeAdmin::Readiness() {
                  (upstream->cycle ? " (refused: a cycle)" : " (not connected)");
     }
   }
-  const bool all = linked == node_.upstreams_.size();
+  const bool all = linked == node_.upstreams_->links().size();
   checks.push_back({"upstreams", all,
-                    node_.upstreams_.empty() ? "none configured"
+                    node_.upstreams_->links().empty() ? "none configured"
                     : all                    ? std::to_string(linked) + " linked"
                                              : missing});
   return checks;
@@ -185,7 +185,7 @@ json::object NodeAdmin::Config() const {
 
 json::object NodeAdmin::NodeInfo() {
   json::array upstreams;
-  for (const auto& upstream : node_.upstreams_) {
+  for (const auto& upstream : node_.upstreams_->links()) {
     upstreams.push_back(json::object{{"url", upstream->config.url},
                                      {"connected", upstream->client->connected()},
                                      {"cycle", upstream->cycle},  // not a reason: a field
@@ -206,9 +206,9 @@ json::array NodeAdmin::LinksOf(std::string_view name) {
   node_.ForEachConnection([&](const Node::Connection& c) {
     if (c.shared.count(std::string(name))) out.emplace_back("c" + std::to_string(c.id));
   });
-  if (node_.loaded_.count(name)) {
-    for (size_t i = 0; i < node_.upstreams_.size(); ++i) {
-      if (node_.upstreams_[i].get() == node_.UpstreamFor(name)) {
+  if (node_.hub_->Find(name)) {
+    for (size_t i = 0; i < node_.upstreams_->links().size(); ++i) {
+      if (node_.upstreams_->links()[i].get() == node_.upstreams_->For(name)) {
         out.emplace_back("u" + std::to_string(i));
       }
     }
@@ -239,10 +239,10 @@ admin::Answer NodeAdmin::State(std::string_view name, std::optional<uint64_t> at
   }
   const uint64_t head = node_.store_->Head(name);
   json::object out{{"name", name}};
-  auto loaded = node_.loaded_.find(name);
-  if (!at && loaded != node_.loaded_.end()) {
+  const Hub::Loaded* loaded = node_.hub_->Find(name);
+  if (!at && loaded) {
     out["seq"] = head;
-    for (auto& [key, value] : StateToJson(sync::TakeSnapshot(*loaded->second.document))) {
+    for (auto& [key, value] : StateToJson(sync::TakeSnapshot(*loaded->document))) {
       out[key] = value;
     }
     return out;
@@ -283,8 +283,8 @@ admin::Answer NodeAdmin::Export(std::string_view name) {
     return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
   }
   const uint64_t head = node_.store_->Head(name);
-  if (auto loaded = node_.loaded_.find(name); loaded != node_.loaded_.end()) {
-    return ExportToJson(name, *loaded->second.document, head);
+  if (const Hub::Loaded* loaded = node_.hub_->Find(name)) {
+    return ExportToJson(name, *loaded->document, head);
   }
   auto state = node_.store_->StateAt(name, head);
   if (!state) return state.error();
@@ -294,14 +294,14 @@ admin::Answer NodeAdmin::Export(std::string_view name) {
 }
 
 admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) {
-  if (node_.loaded_.count(name) || node_.store_->Info(name)) {
+  if (node_.hub_->Find(name) || node_.store_->Info(name)) {
     return admin::MakeProblem(admin::Why::kExists,
                               "this node holds \"" + std::string(name) + "\" already");
   }
   auto exported = ExportFromJson(body);
   if (!exported) return admin::MakeProblem(exported.error(), 400);
-  auto document = node_.Load(std::string(name),
-                             codec::RootRef{std::string(exported->root.view()), exported->kind});
+  auto document = node_.hub_->Load(std::string(name),
+                                   codec::RootRef{std::string(exported->root.view()), exported->kind});
   if (!document) return document.error();
   if (exported->commit) {
     // ExportFromJson applied it to an empty root already: it applies here.
@@ -315,7 +315,7 @@ admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) 
 }
 
 admin::Answer NodeAdmin::Snapshot(std::string_view name) {
-  if (auto why = node_.Unavailable()) return Refusal{Reason::kUnavailable, *why};
+  if (auto why = node_.hub_->Unavailable()) return Refusal{Reason::kUnavailable, *why};
   if (auto taken = node_.store_->Snapshot(name); !taken) return taken.error();
   auto info = node_.store_->Info(name);
   if (!info)
@@ -324,21 +324,17 @@ admin::Answer NodeAdmin::Snapshot(std::string_view name) {
 }
 
 admin::Answer NodeAdmin::Remove(std::string_view name) {
-  if (auto why = node_.Unavailable()) return Refusal{Reason::kUnavailable, *why};
-  auto loaded = node_.loaded_.find(name);
-  if (loaded != node_.loaded_.end()) {
-    if (loaded->second.shares > 0) {
-      return admin::MakeProblem(admin::Why::kInUse, std::to_string(loaded->second.shares) +
+  if (auto why = node_.hub_->Unavailable()) return Refusal{Reason::kUnavailable, *why};
+  if (const Hub::Loaded* loaded = node_.hub_->Find(name)) {
+    if (loaded->shares > 0) {
+      return admin::MakeProblem(admin::Why::kInUse, std::to_string(loaded->shares) +
                                                         " link(s) share \"" + std::string(name) +
                                                         "\" now");
     }
-    // As eviction does: nothing may hold the document once the store frees it.
-    loaded->second.document->Unwatch(loaded->second.watch);
-    for (auto& upstream : node_.upstreams_) upstream->client->Forget(std::string(name));
-    node_.loaded_.erase(loaded);
+    node_.hub_->Unload(name);
   }
   if (auto removed = node_.store_->Remove(name); !removed) return removed.error();
-  --node_.stored_documents_;
+  node_.hub_->Removed();
   return json::object{{"name", name}, {"removed", true}};
 }
 
@@ -365,13 +361,13 @@ json::object NodeAdmin::Links() {
                      {"refusals", InOut(s.refused_in, s.refused_out)},
                      {"lag", json::object{{"queued_bytes", t.queued_bytes}}}});
   });
-  for (size_t i = 0; i < node_.upstreams_.size(); ++i) {
-    const auto& upstream = *node_.upstreams_[i];
+  for (size_t i = 0; i < node_.upstreams_->links().size(); ++i) {
+    const auto& upstream = *node_.upstreams_->links()[i];
     const Client::Stats stats = upstream.client->stats();
     json::array topics;
     uint64_t unconfirmed = 0;
-    for (const auto& [name, loaded] : node_.loaded_) {
-      if (node_.UpstreamFor(name) != &upstream) continue;
+    for (const auto& [name, loaded] : node_.hub_->loaded()) {
+      if (node_.upstreams_->For(name) != &upstream) continue;
       topics.emplace_back(name);
       unconfirmed += upstream.client->unconfirmed(name);
     }
@@ -402,7 +398,7 @@ void NodeAdmin::CollectMetrics() {
     AddTraffic(traffic, c.channel->traffic());
     ++(c.peer ? peers : clients);
   });
-  for (const auto& upstream : node_.upstreams_) {
+  for (const auto& upstream : node_.upstreams_->links()) {
     const Client::Stats stats = upstream->client->stats();
     AddStats(link, stats.link);
     AddTraffic(traffic, stats.traffic);
@@ -416,10 +412,10 @@ void NodeAdmin::CollectMetrics() {
   m.bytes.Set(static_cast<double>(traffic.bytes_out), {"out"});
   m.links.Set(static_cast<double>(clients), {"client"});
   m.links.Set(static_cast<double>(peers), {"peer"});
-  m.loaded.Set(static_cast<double>(node_.loaded_.size()));
+  m.loaded.Set(static_cast<double>(node_.hub_->loaded().size()));
   m.replicas.Set(static_cast<double>(node_.attached_.size()));
   m.stored.Set(static_cast<double>(node_.store_->List().size()));
-  m.stalled.Set(node_.Unavailable() ? 1 : 0);
+  m.stalled.Set(node_.hub_->Unavailable() ? 1 : 0);
 
   const storage::StoreStats store = node_.store_->Stats(/*with_rocksdb=*/true);
   m.store_commits.Set(static_cast<double>(store.commits_written));
@@ -437,6 +433,12 @@ void NodeAdmin::CollectMetrics() {
   m.info.Set(1, {node_.config_.node_id, AWEFT_VERSION});
   m.uptime.Set(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - node_.started_).count());
+}
+
+void CountRefused(NodeMetrics& meters, const sync::Refused& refused) {
+  for (const auto& reason : refused.reasons) {
+    meters.refusals.Add(1, {reason.code, refused.mine ? "remote" : "local"});
+  }
 }
 
 }  // namespace aweft::node

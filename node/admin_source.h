@@ -85,4 +85,8 @@ void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more);
 void AddTraffic(sync::WebSocketChannel::Traffic& total,
                 const sync::WebSocketChannel::Traffic& more);
 
+// Counts each reason of `refused` in aweft_refusals_total: origin `local`
+// when this end refused, `remote` when the other end refused its commit.
+void CountRefused(NodeMetrics& meters, const sync::Refused& refused);
+
 }  // namespace aweft::node

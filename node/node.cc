@@ -11,7 +11,10 @@
 
 #include "codec/commit.h"
 #include "codec/id.h"
+#include "node/access.h"
+#include "node/hub.h"
 #include "node/messages.h"
+#include "node/upstreams.h"
 #include "storage/format.h"
 #include "sync/random.h"
 #include "sync/requests.h"
@@ -24,42 +27,6 @@ using codec::Reason;
 using codec::Refusal;
 
 namespace {
-
-bool Loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
-
-// Compares in time that depends only on the lengths, not on where they differ.
-bool SameSecret(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i % (b.empty() ? 1 : b.size())];
-  return diff == 0 && !b.empty();
-}
-
-std::string BearerOf(const sync::WebSocketChannel::Handshake& handshake) {
-  const std::string prefix = "Bearer ";
-  if (handshake.authorization.rfind(prefix, 0) == 0) {
-    return handshake.authorization.substr(prefix.size());
-  }
-  const size_t query = handshake.target.find('?');
-  if (query == std::string::npos) return "";
-  std::string_view params = std::string_view(handshake.target).substr(query + 1);
-  while (!params.empty()) {
-    const size_t amp = params.find('&');
-    std::string_view param = params.substr(0, amp);
-    if (param.rfind("token=", 0) == 0) return std::string(param.substr(6));
-    if (amp == std::string_view::npos) break;
-    params.remove_prefix(amp + 1);
-  }
-  return "";
-}
-
-bool AnyMatches(const std::vector<std::string>& patterns, std::string_view name) {
-  for (const auto& pattern : patterns) {
-    if (NameMatches(pattern, name)) return true;
-  }
-  return false;
-}
 
 std::string NodeId(const std::string& data, const std::string& configured) {
   if (!configured.empty()) return configured;
@@ -79,10 +46,7 @@ std::string NodeId(const std::string& data, const std::string& configured) {
 Node::Node(Config config, asio::io_context& io)
     : config_(std::move(config)),
       io_(io),
-      channel_scheduler_(io.get_executor()),
-      eviction_(io),
-      hello_(io),
-      stall_watch_(io) {
+      channel_scheduler_(io.get_executor()) {
   auto [host, port] = HostPort(config_.listen, "listen");
   if (config_.tokens.empty() && !Loopback(host)) {
     throw ConfigError("config: 'listen' is " + config_.listen +
@@ -140,7 +104,9 @@ Node::Node(Config config, asio::io_context& io)
   if (!config_.tls.ca_file.empty()) {
     upstream_tls = tls([&] { return sync::ClientTls(config_.tls.ca_file); });
   }
-  stored_documents_ = store_->List().size();
+  upstreams_ = std::make_unique<Upstreams>(config_, io_, *store_, *link_scheduler_, upstream_tls,
+                                           meters_);
+  hub_ = std::make_unique<Hub>(config_, io_, *store_, *link_scheduler_, *upstreams_);
   listener_ = std::make_unique<sync::WebSocketListener>(
       io.get_executor(), channel_scheduler_, host, port,
       [this](std::unique_ptr<sync::WebSocketChannel> channel) { Accept(std::move(channel)); },
@@ -148,42 +114,7 @@ Node::Node(Config config, asio::io_context& io)
   StartAdmin();
   spdlog::info("event=start node={} listen={}:{} admin={} data={} documents={} threads={}",
                config_.node_id, host, listener_->port(), admin_port(), config_.data,
-               stored_documents_, config_.threads);
-  LoadConfirmed();
-  for (const Upstream& upstream : config_.upstreams) {
-    auto link = std::make_unique<UpstreamLink>();
-    link->config = upstream;
-    Client::Options options;
-    options.url = upstream.url;
-    options.token = upstream.token;
-    options.tls = upstream_tls;
-    options.link_scheduler = link_scheduler_.get();  // Stored before sent upstream too.
-    options.mark = [this](const std::string& name) { return store_->Head(name); };
-    options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
-      uint64_t& mark = confirmed_[{url, name}];
-      if (seq <= mark) return;
-      mark = seq;
-      SaveConfirmed();
-    };
-    options.broken = [this, url = upstream.url](const codec::Refusal& why) {
-      meters_.faults.Add(1, {std::string(codec::Name(why.reason)), "remote"});
-      spdlog::warn("event=upstream-broken url={} reason={} detail=\"the upstream's answer was "
-                   "malformed; dialing again\"",
-                   url, codec::Name(why.reason));
-    };
-    link->client = std::make_unique<Client>(io.get_executor(), options);
-    UpstreamLink* raw = link.get();
-    link->client->OnConnected([this, raw] { Hello(*raw); });
-    spdlog::info("event=upstream url={} names={}", upstream.url, upstream.names.size());
-    upstreams_.push_back(std::move(link));
-  }
-  // Paths change as the nodes above connect: ask again now and then, so a
-  // cycle made by nodes starting together is still found.
-  ScheduleEviction();
-  if (!upstreams_.empty()) {
-    hello_.expires_after(std::chrono::seconds(1));
-    hello_.async_wait([this](boost::system::error_code ec) { if (!ec) RepeatHello(); });
-  }
+               store_->List().size(), config_.threads);
 }
 
 std::string Node::url() const {
@@ -213,85 +144,6 @@ void Node::StartAdmin() {
   }
 }
 
-// The marks live in DATA/upstream-confirmed, one "url seq name" per line
-// (the name last: it may hold spaces). Losing the file only means replaying
-// more after a restart.
-void Node::LoadConfirmed() {
-  std::ifstream in(config_.data + "/upstream-confirmed");
-  std::string url, name;
-  uint64_t seq;
-  while (in >> url >> seq && std::getline(in >> std::ws, name)) confirmed_[{url, name}] = seq;
-}
-
-void Node::SaveConfirmed() {
-  const std::string path = config_.data + "/upstream-confirmed";
-  {
-    std::ofstream out(path + ".new", std::ios::trunc);
-    for (const auto& [key, seq] : confirmed_) out << key.first << " " << seq << " " << key.second << "\n";
-    if (!out) return spdlog::warn("event=upstream-marks detail=\"cannot write {}\"", path);
-  }
-  std::filesystem::rename(path + ".new", path);
-}
-
-void Node::RepeatHello() {
-  for (auto& upstream : upstreams_) {
-    if (!upstream->cycle) Hello(*upstream);
-  }
-  hello_.expires_after(std::chrono::seconds(1));
-  hello_.async_wait([this](boost::system::error_code ec) { if (!ec && !stopping_) RepeatHello(); });
-}
-
-std::vector<std::string> Node::Path() const {
-  std::vector<std::string> path{config_.node_id};
-  for (const auto& upstream : upstreams_) {
-    if (!upstream->cycle) path.insert(path.end(), upstream->path.begin(), upstream->path.end());
-  }
-  return path;
-}
-
-namespace {
-
-std::string Joined(const std::vector<std::string>& path) {
-  std::string out;
-  for (const auto& id : path) out += (out.empty() ? "" : " > ") + id;
-  return out;
-}
-
-}  // namespace
-
-void Node::Hello(UpstreamLink& upstream) {
-  upstream.client->Ask(
-      "hello", ToJson(HelloAsk{config_.node_id}),
-      [this, &upstream](sync::AskResult answer) {
-        if (upstream.cycle) return;
-        std::vector<std::string> path;
-        if (answer) {
-          auto hello = ParseHelloAnswer(*answer);
-          if (!hello) return upstream.client->Break(hello.error());
-          path = std::move(hello->path);
-        }
-        const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();
-        if ((!answer && answer.error().reason == codec::Spelled(codec::Reason::kCycle)) || loops || path.size() > 64) {
-          upstream.cycle = true;
-          const std::string detail = answer ? Joined(path) : answer.error().message;
-          spdlog::error(
-              "event=cycle node={} upstream={} detail=\"dialing it would make a cycle: {}\" "
-              "fix=\"remove one of these upstreams\"",
-              config_.node_id, upstream.config.url, detail);
-          upstream.client->Close();
-          return;
-        }
-        if (answer) upstream.path = std::move(path);
-      });
-}
-
-Node::UpstreamLink* Node::UpstreamFor(std::string_view name) {
-  for (auto& upstream : upstreams_) {
-    if (!upstream->cycle && AnyMatches(upstream->config.names, name)) return upstream.get();
-  }
-  return nullptr;
-}
-
 thread_local Node::Shard* Node::current_shard_ = nullptr;
 
 Node::Shard::Shard(size_t index, asio::io_context& home, DurableScheduler& durable)
@@ -319,7 +171,6 @@ Node::~Node() {
   shards_.clear();
   attached_.clear();
   for (auto& [id, connection] : connections_) connection->link.reset();
-  for (auto& [name, loaded] : loaded_) loaded.document->Unwatch(loaded.watch);
 }
 
 template <class Fn>
@@ -378,28 +229,10 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
     });
   });
   ConnectionsOf(c.shard).emplace(c.id, std::move(connection));
-  const std::string address = c.remote.substr(0, c.remote.rfind(':'));
-  uint64_t from_address;
-  {
-    std::lock_guard lock(per_address_mutex_);
-    from_address = ++per_address_[address];
-  }
-  if (from_address > config_.limits.max_connections_per_address) {
-    return Refuse(c, codec::Spelled(codec::Reason::kLimit),
-                  std::to_string(config_.limits.max_connections_per_address) +
-                      " connections from " + address +
-                      " are open already (limits.max_connections_per_address)");
-  }
-  if (!config_.tokens.empty()) {
-    const std::string bearer = BearerOf(c.channel->handshake());
-    for (const Token& token : config_.tokens) {
-      if (SameSecret(bearer, token.secret)) c.token = &token;
-    }
-    if (!c.token) {
-      return Refuse(c, codec::Spelled(codec::Reason::kForbidden),
-                    "a valid bearer token is needed (Authorization header or ?token=)");
-    }
-  }
+  if (auto arrived = access_.Arrive(c.remote); !arrived) return Refuse(c, arrived.error());
+  auto token = access_.Authenticate(c.channel->handshake());
+  if (!token) return Refuse(c, token.error());
+  c.token = *token;
   c.link = std::make_unique<sync::Link>(*c.channel, LinkScheduler(c));
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
   if (auto requests = sync::Requests::Open(*c.channel, ExecutorOf(c.shard))) {
@@ -413,19 +246,12 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
   spdlog::info("event=connect peer={} connection={}", c.remote, c.id);
 }
 
-void Node::Refuse(Connection& c, const std::string& reason, const std::string& message) {
-  spdlog::warn("event=refused peer={} reason={} detail=\"{}\"", c.remote, reason, message);
+void Node::Refuse(Connection& c, const Refusal& why) {
+  const std::string reason = codec::Spelled(why.reason);
+  spdlog::warn("event=refused peer={} reason={} detail=\"{}\"", c.remote, reason, why.message);
   meters_.faults.Add(1, {reason, "local"});
-  c.channel->Send(codec::FaultFrame{0, reason, message});
+  c.channel->Send(codec::FaultFrame{0, reason, why.message});
   c.channel->Close();
-}
-
-bool Node::CanRead(const Connection& c, std::string_view name) const {
-  return !c.token || AnyMatches(c.token->read, name) || AnyMatches(c.token->write, name);
-}
-
-bool Node::CanWrite(const Connection& c, std::string_view name) const {
-  return !c.token || AnyMatches(c.token->write, name);
 }
 
 void Node::Answer(Connection& c, const std::string& request, const boost::json::value& args,
@@ -442,7 +268,7 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
   c.answering.push_back(reply);
   if (request == "durable") {
     // The disk fails writes: say so now rather than answer once it is back.
-    if (auto why = Unavailable()) return reply.SendError({codec::Spelled(codec::Reason::kUnavailable), *why, {}});
+    if (auto why = hub_->Unavailable()) return reply.SendError({codec::Spelled(codec::Reason::kUnavailable), *why, {}});
     // Runs after every frame this connection sent before the request, with
     // the store synced first: all they carried is stored. If the disk fails
     // that batch meanwhile, WatchStall answers first.
@@ -451,9 +277,8 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
       reply.SendResult(DurableAnswerJson());
       done->store(true);
     });
-    return OnHome(c.shard, [this, ask = DurableAsk{reply, c.shard, done}] {
-      durable_waiting_.push_back(ask);
-      WatchStall();
+    return OnHome(c.shard, [this, reply, where = ExecutorOf(c.shard), done] {
+      hub_->AwaitDurable(reply, where, done);
     });
   }
   // The rest is answered from the home thread's state, on this thread.
@@ -472,7 +297,7 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
     if (!ask) {
       return reply.SendError({codec::Spelled(ask.error().reason), ask.error().message, {}});
     }
-    if (!CanRead(c, ask->name)) {
+    if (!Access::CanRead(c.token, ask->name)) {
       return reply.SendError({codec::Spelled(codec::Reason::kForbidden),
                               "this token has no right to \"" + ask->name + "\"", {}});
     }
@@ -480,15 +305,15 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
       auto held = [](const codec::Id& root, codec::Kind kind) {
         return HasAnswerJson(Held{root, kind});
       };
-      if (auto it = loaded_.find(name); it != loaded_.end()) {
-        return tell(held(it->second.document->root().id(), it->second.document->root().kind()),
+      if (const Hub::Loaded* loaded = hub_->Find(name)) {
+        return tell(held(loaded->document->root().id(), loaded->document->root().kind()),
                     std::nullopt);
       }
       if (auto info = store_->Info(name); info && info->damage.empty()) {
         return tell(held(info->root, info->kind), std::nullopt);
       }
       // Not here: perhaps a node above holds it.
-      if (UpstreamLink* upstream = UpstreamFor(name)) {
+      if (Upstreams::Link* upstream = upstreams_->For(name)) {
         return upstream->client->Probe(name, [tell, held](auto found) {
           if (!found) return tell(HasAnswerJson(std::nullopt), std::nullopt);
           tell(held(found->first, found->second), std::nullopt);
@@ -500,13 +325,13 @@ void Node::Answer(Connection& c, const std::string& request, const boost::json::
   if (request == "hello") {
     c.peer = true;  // Only nodes say hello.
     return answer([this, id = ParseHelloAsk(args).id, remote = c.remote](auto tell) {
-      std::vector<std::string> path = Path();
+      std::vector<std::string> path = upstreams_->Path();
       if (id && std::find(path.begin(), path.end(), *id) != path.end()) {
         spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
-                      config_.node_id, remote, *id, config_.node_id, Joined(path));
+                      config_.node_id, remote, *id, config_.node_id, JoinedPath(path));
         return tell(nullptr, sync::RequestError{codec::Spelled(codec::Reason::kCycle),
                                                 "node " + *id + " is already upstream of " +
-                                                    config_.node_id + " (" + Joined(path) +
+                                                    config_.node_id + " (" + JoinedPath(path) +
                                                     "); linking them makes a cycle",
                                                 {}});
       }
@@ -528,8 +353,8 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
                    std::to_string(c.shared.size()) +
                        " documents are shared on this link already (limits.max_topics_per_link)");
   }
-  const bool can_read = CanRead(c, name);
-  const bool can_write = CanWrite(c, name);
+  const bool can_read = Access::CanRead(c.token, name);
+  const bool can_write = Access::CanWrite(c.token, name);
   if (!can_read) {
     spdlog::warn("event=refused doc=\"{}\" peer={} reason=forbidden", name, c.remote);
     return Decline(c, open, codec::Spelled(codec::Reason::kForbidden), "this token has no right to \"" + name + "\"");
@@ -538,7 +363,7 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
   // it here; one that wants state is served from above, if anything.
   const bool may_create = open.root && !open.want && can_write && AnyMatches(config_.create, name);
   OnHome(c.shard, [this, shard = c.shard, id = c.id, open, may_create, remote = c.remote] {
-    OpenHome(open, may_create,
+    hub_->Open(open, may_create,
              [this, shard, id, open, remote](codec::Result<sync::Document*> document, bool created) {
       if (!document) {
         spdlog::info("event=decline doc=\"{}\" peer={} reason={}", open.name, remote,
@@ -549,36 +374,10 @@ void Node::OnOpen(Connection& c, const codec::OpenFrame& open) {
       }
       if (shard) return Attach(*shard, id, open, **document, created);
       auto it = connections_.find(id);
-      if (it == connections_.end() || stopping_) return Release(open.name);
+      if (it == connections_.end() || stopping_) return hub_->Release(open.name);
       Serve(*it->second, open, **document, created);
     });
   });
-}
-
-void Node::OpenHome(const codec::OpenFrame& open, bool may_create,
-                    std::function<void(codec::Result<sync::Document*>, bool created)> done) {
-  const std::string& name = open.name;
-  auto load = [this, done](const std::string& name, const std::optional<codec::RootRef>& root,
-                           bool created) {
-    auto document = Load(name, root);
-    if (document) ++loaded_[name].shares;
-    done(document, created);
-  };
-  const bool existed = loaded_.count(name) || store_->Info(name).has_value();
-  if (!existed && !may_create) {
-    if (UpstreamLink* upstream = UpstreamFor(name)) {
-      // Neither this node nor the client holds it: perhaps a node above does.
-      return upstream->client->Probe(name, [this, name, done, load](auto held) {
-        if (stopping_) return;
-        if (!held) {
-          return done(Refusal{Reason::kNoDocument, "no node on the way up holds \"" + name + "\""},
-                      false);
-        }
-        load(name, codec::RootRef{std::string(held->first.view()), held->second}, false);
-      });
-    }
-  }
-  load(name, may_create ? open.root : std::nullopt, !existed);
 }
 
 void Node::Attach(Shard& shard, uint64_t connection, const codec::OpenFrame& open,
@@ -596,7 +395,7 @@ void Node::Attach(Shard& shard, uint64_t connection, const codec::OpenFrame& ope
     // The shard's links checked each commit against the connection's rights
     // and the limits; only a failing disk stops one here.
     handlers.accept = [this](const codec::Commit&) -> std::vector<codec::WireReason> {
-      if (auto why = Unavailable()) return {{codec::Spelled(codec::Reason::kUnavailable), *why, std::nullopt}};
+      if (auto why = hub_->Unavailable()) return {{codec::Spelled(codec::Reason::kUnavailable), *why, std::nullopt}};
       return {};
     };
     // Refusals between a replica and home are not counted: the replica
@@ -755,14 +554,14 @@ void Node::ReplicaBarrier(Shard& shard, const std::string& name) {
 void Node::ReleaseShare(Shard* shard, const std::string& name) {
   OnHome(shard, [this, index = shard ? std::optional<size_t>(shard->index) : std::nullopt, name] {
     if (index) return Detach(*index, name);
-    Release(name);
+    hub_->Release(name);
   });
 }
 
 void Node::Detach(size_t index, const std::string& name) {
   auto it = attached_.find({index, name});
   if (it == attached_.end()) return;
-  Release(name);
+  hub_->Release(name);
   if (--it->second.shares > 0) return;
   // The replica goes first (posted ahead of the end its channel hears when
   // the home end goes), so that it does not report an end nobody minds.
@@ -773,19 +572,6 @@ void Node::Detach(size_t index, const std::string& name) {
     shard.replicas.erase(replica);
   });
   attached_.erase(it);
-}
-
-std::optional<std::string> Node::Unavailable() {
-  std::optional<std::string> stalled = store_->Stalled();
-  const bool was = stalled_.exchange(stalled.has_value());
-  if (stalled && !was) {
-    spdlog::error("event=storage state=stalled detail=\"{}\"", *stalled);
-  } else if (!stalled && was) {
-    spdlog::warn("event=storage state=recovered");
-  }
-  if (!stalled) return std::nullopt;
-  return "the node cannot store writes now (" + *stalled +
-         "); it retries every second and takes writes again once the disk does";
 }
 
 std::vector<codec::WireReason> Node::Oversized(const codec::Commit& commit) const {
@@ -812,21 +598,16 @@ void Node::Decline(Connection& c, const codec::OpenFrame& open, const std::strin
   c.link->Decline(open, reason, message);
 }
 
-void Node::CountRefused(const sync::Refused& refused) {
-  // `mine`: this end sent the commit and the other end refused it.
-  for (const auto& reason : refused.reasons) {
-    meters_.refusals.Add(1, {reason.code, refused.mine ? "remote" : "local"});
-  }
-}
+void Node::CountRefused(const sync::Refused& refused) { node::CountRefused(meters_, refused); }
 
 void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& document,
                  bool created) {
   const std::string& name = open.name;
   sync::ShareHandlers handlers;
-  handlers.accept = [this, &c, name, writes = CanWrite(c, name)](
+  handlers.accept = [this, &c, name, writes = Access::CanWrite(c.token, name)](
                         const codec::Commit& commit) -> std::vector<codec::WireReason> {
     if (!writes) return {{codec::Spelled(codec::Reason::kForbidden), "this token may only read \"" + name + "\"", std::nullopt}};
-    if (auto why = Unavailable()) return {{codec::Spelled(codec::Reason::kUnavailable), *why, std::nullopt}};
+    if (auto why = hub_->Unavailable()) return {{codec::Spelled(codec::Reason::kUnavailable), *why, std::nullopt}};
     // A node below confirmed this commit to its writer once it had checked
     // it against its own limits (or took it as a state, or made it in a
     // resync): refused here, it would be lost there. Its frame is still
@@ -858,77 +639,6 @@ void Node::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
   spdlog::info("event=share doc=\"{}\" peer={} created={}", name, c.remote, created);
 }
 
-codec::Result<sync::Document*> Node::Load(const std::string& name,
-                                          const std::optional<codec::RootRef>& create_root) {
-  if (auto it = loaded_.find(name); it != loaded_.end()) return it->second.document;
-  const bool stored = store_->Info(name).has_value();
-  if (!stored && !create_root) {
-    return Refusal{Reason::kNoDocument, "this node holds no \"" + name + "\""};
-  }
-  std::optional<codec::Id> root;
-  codec::Kind kind = codec::Kind::kObject;
-  if (!stored) {
-    if (auto why = Unavailable()) return Refusal{Reason::kUnavailable, *why};
-    if (stored_documents_ >= config_.limits.max_documents) {
-      return Refusal{Reason::kLimit, "this node holds " + std::to_string(stored_documents_) +
-                                         " documents already (limits.max_documents)"};
-    }
-    auto id = codec::IdFromBytes(create_root->id);
-    if (!id) return id.error();
-    root = *id;
-    kind = create_root->kind;
-  }
-  auto document = store_->OpenDocument(name, kind, root);
-  if (!document) return document.error();
-  if (!stored) ++stored_documents_;
-  Loaded& loaded = loaded_[name];
-  loaded.document = *document;
-  loaded.active = std::chrono::steady_clock::now();
-  loaded.watch = (*document)->Watch([this, &loaded](const sync::Change&) {
-    loaded.active = std::chrono::steady_clock::now();
-    // A commit nobody forwards is stored all the same, in the next batch.
-    link_scheduler_->Kick();
-  });
-  spdlog::info("event=load doc=\"{}\" created={}", name, !stored);
-  if (UpstreamLink* upstream = UpstreamFor(name)) {
-    // What the upstream has not confirmed (it may have been lost with a
-    // restart of either node) is re-applied after the upstream's state.
-    std::deque<codec::Commit> unconfirmed;
-    auto it = confirmed_.find({upstream->config.url, name});
-    const uint64_t mark = it == confirmed_.end() ? 0 : it->second;
-    if (auto since = store_->Since(name, mark)) {
-      for (auto& entry : *since) unconfirmed.push_back(std::move(entry.commit));
-    } else {
-      spdlog::warn("event=upstream-history doc=\"{}\" detail=\"{}\"", name,
-                   since.error().ToString());
-    }
-    sync::ShareHandlers handlers;
-    handlers.refused = [this, name](const sync::Refused& refused) {
-      CountRefused(refused);
-      if (!refused.mine) return;
-      // Kept here and sent again (Client::refused): said, not passed over.
-      // The reason is the upstream's text: only a reason's letters reach the log.
-      for (const auto& reason : refused.reasons) {
-        std::string code = reason.code.substr(0, 40);
-        std::erase_if(code, [](char ch) { return !(std::islower(ch) || ch == '-'); });
-        spdlog::warn("event=upstream-refused doc=\"{}\" reason={}", name, code);
-      }
-    };
-    handlers.fault = [this](const std::string& reason, const std::string&) {
-      meters_.faults.Add(1, {reason, "remote"});
-    };
-    (void)upstream->client->Share(name, **document, std::move(handlers), std::move(unconfirmed));
-  }
-  return *document;
-}
-
-void Node::Release(const std::string& name) {
-  auto it = loaded_.find(name);
-  if (it == loaded_.end()) return;
-  --it->second.shares;
-  it->second.active = std::chrono::steady_clock::now();
-}
-
 void Node::Drop(Connection& c) {
   spdlog::info("event=disconnect peer={} connection={} reason=\"{}\"", c.remote, c.id,
                c.channel->end_reason());
@@ -943,76 +653,22 @@ void Node::Drop(Connection& c) {
   });
   for (const auto& [name, topic] : c.shared) ReleaseShare(c.shard, name);
   c.shared.clear();
-  const std::string address = c.remote.substr(0, c.remote.rfind(':'));
-  {
-    std::lock_guard lock(per_address_mutex_);
-    if (auto it = per_address_.find(address); it != per_address_.end() && --it->second == 0) {
-      per_address_.erase(it);
-    }
-  }
+  access_.Leave(c.remote);
   ConnectionsOf(c.shard).erase(c.id);
-}
-
-void Node::ScheduleEviction() {
-  const auto period = std::max(std::chrono::seconds(1), config_.idle_evict / 4);
-  eviction_.expires_after(period);
-  eviction_.async_wait([this](boost::system::error_code ec) {
-    if (ec || stopping_) return;
-    // Closing a document writes it: not while the disk fails writes.
-    if (Unavailable()) return ScheduleEviction();
-    const auto now = std::chrono::steady_clock::now();
-    for (auto it = loaded_.begin(); it != loaded_.end();) {
-      Loaded& loaded = it->second;
-      if (loaded.shares > 0 || now - loaded.active < config_.idle_evict) {
-        ++it;
-        continue;
-      }
-      loaded.document->Unwatch(loaded.watch);
-      for (auto& upstream : upstreams_) upstream->client->Forget(it->first);
-      store_->CloseDocument(it->first);
-      spdlog::info("event=evict doc=\"{}\"", it->first);
-      it = loaded_.erase(it);
-    }
-    ScheduleEviction();
-  });
-}
-
-void Node::WatchStall() {
-  if (stall_watched_) return;
-  stall_watched_ = true;
-  stall_watch_.expires_after(std::chrono::milliseconds(100));
-  stall_watch_.async_wait([this](boost::system::error_code ec) {
-    stall_watched_ = false;
-    if (ec) return;
-    std::erase_if(durable_waiting_, [](const DurableAsk& ask) { return ask.done->load(); });
-    if (auto why = Unavailable()) {
-      for (const DurableAsk& ask : durable_waiting_) {
-        auto fail = [ask, why] {
-          ask.reply.SendError({codec::Spelled(codec::Reason::kUnavailable), *why, {}});
-          ask.done->store(true);
-        };
-        if (!ask.shard) fail();
-        else asio::post(ask.shard->io, fail);
-      }
-      durable_waiting_.clear();
-    }
-    if (!durable_waiting_.empty() && !stopping_) WatchStall();
-  });
 }
 
 void Node::Shutdown(std::function<void()> done) {
   if (stopping_) return;
   stopping_ = true;
-  spdlog::info("event=shutdown connections={} documents={}", connections_.size(), loaded_.size());
-  eviction_.cancel();
-  stall_watch_.cancel();
+  spdlog::info("event=shutdown connections={} documents={}", connections_.size(),
+               hub_->loaded().size());
+  hub_->Stop();
   listener_->Stop();
   if (admin_server_) admin_server_->Stop();
-  hello_.cancel();
   // What waits for a failing disk now will not be stored: give it up, so
   // that stopping ends (the node then exits saying so).
-  if (Unavailable()) store_->StopRetrying();
-  for (auto& upstream : upstreams_) upstream->client->Close();
+  if (hub_->Unavailable()) store_->StopRetrying();
+  upstreams_->Close();
   auto close = [](const std::map<uint64_t, std::unique_ptr<Connection>>& connections) {
     for (auto& [id, connection] : connections) {
       if (connection->link) connection->link->Close();

@@ -16,10 +16,13 @@
 #include "admin/http_server.h"
 #include "admin/metrics.h"
 #include "admin/router.h"
+#include "node/access.h"
 #include "node/admin_source.h"
 #include "node/client.h"
 #include "node/config.h"
 #include "node/durable.h"
+#include "node/hub.h"
+#include "node/upstreams.h"
 #include "storage/store.h"
 #include "sync/asio_scheduler.h"
 #include "sync/link.h"
@@ -72,12 +75,6 @@ class Node {
     bool peer = false;  // Another node (it asked `hello`), not a client.
     std::vector<sync::Reply> answering;  // Requests taken, some answered since.
     std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
-  };
-  struct Loaded {
-    sync::Document* document = nullptr;
-    int shares = 0;
-    std::chrono::steady_clock::time_point active;
-    uint64_t watch = 0;
   };
 
   // A document's replica on a shard: the shard's end of its link to the
@@ -144,12 +141,6 @@ class Node {
   // Calls `fn` for every open connection, each on its own thread (shards
   // are asked in turn, the home thread waiting). Home thread only.
   void ForEachConnection(const std::function<void(const Connection&)>& fn);
-  // Home thread: opens `open.name` for a connection (from the store, by
-  // creating it with `create_root`, or from an upstream) and tells `done`
-  // the document and whether it was created here; with a document, one
-  // share is counted for the connection.
-  void OpenHome(const codec::OpenFrame& open, bool may_create,
-                std::function<void(codec::Result<sync::Document*>, bool created)> done);
   // Home thread: counts one more share of `name` by a connection of
   // `shard`, attaching a replica there if it has none; tells the shard.
   void Attach(Shard& shard, uint64_t connection, const codec::OpenFrame& open,
@@ -171,7 +162,7 @@ class Node {
   // Home thread: one share fewer of `name` by a connection of `shard`.
   void Detach(size_t shard, const std::string& name);
   // Ends a connection at once with a link fault.
-  void Refuse(Connection& connection, const std::string& reason, const std::string& message);
+  void Refuse(Connection& connection, const codec::Refusal& why);
   void OnOpen(Connection& connection, const codec::OpenFrame& open);
   void Answer(Connection& connection, const std::string& request,
               const boost::json::value& args, sync::Reply reply);
@@ -180,38 +171,14 @@ class Node {
   void CountRefused(const sync::Refused& refused);
   // The `limit` reasons a commit from a client earns (limits.max_*).
   std::vector<codec::WireReason> Oversized(const codec::Commit& commit) const;
-  // Why the node cannot store now (its disk fails writes, and they are being
-  // retried), or nothing. Logs when that starts and ends.
-  std::optional<std::string> Unavailable();
   void StartAdmin();
-  bool CanRead(const Connection& connection, std::string_view name) const;
-  bool CanWrite(const Connection& connection, std::string_view name) const;
-  codec::Result<sync::Document*> Load(const std::string& name,
-                                      const std::optional<codec::RootRef>& create_root);
-  void Release(const std::string& name);
 
-  // Upstreams: nodes this one dials and shares matching documents with.
-  struct UpstreamLink {
-    Upstream config;
-    std::unique_ptr<Client> client;
-    std::vector<std::string> path;  // Its id, then its own upstreams' paths.
-    bool cycle = false;             // Refused: it leads back here.
-  };
-  UpstreamLink* UpstreamFor(std::string_view name);
-  void Hello(UpstreamLink& upstream);
-  void RepeatHello();
-  void LoadConfirmed();
-  void SaveConfirmed();
-  std::vector<std::string> Path() const;
   void Serve(Connection& connection, const codec::OpenFrame& open, sync::Document& document,
              bool created);
   void Drop(Connection& connection);
-  void ScheduleEviction();
-  // While durable asks wait for a batch, looks every 100 ms whether the disk
-  // has begun to fail it; if so, answers them `unavailable` at once.
-  void WatchStall();
 
   Config config_;
+  Access access_{config_.tokens, config_.limits.max_connections_per_address};
   boost::asio::io_context& io_;
   std::unique_ptr<storage::Store> store_;
   sync::AsioScheduler channel_scheduler_;
@@ -227,24 +194,9 @@ class Node {
   std::unique_ptr<sync::WebSocketListener> listener_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;  // The home thread's.
   std::atomic<uint64_t> next_connection_{1};
-  std::map<std::string, Loaded, std::less<>> loaded_;
-  std::mutex per_address_mutex_;
-  std::map<std::string, uint64_t, std::less<>> per_address_;  // Connections, by IP.
-  uint64_t stored_documents_ = 0;  // For limits.max_documents.
-  std::vector<std::unique_ptr<UpstreamLink>> upstreams_;
-  // Per (upstream url, document): the store seq the upstream has confirmed.
-  std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
-  boost::asio::steady_timer eviction_, hello_, stall_watch_;
-  // Durable asks not yet answered, on any thread.
-  struct DurableAsk {
-    sync::Reply reply;
-    Shard* shard;                             // Where it is answered.
-    std::shared_ptr<std::atomic<bool>> done;  // Set there once answered.
-  };
-  std::vector<DurableAsk> durable_waiting_;
-  bool stall_watched_ = false;
+  std::unique_ptr<Upstreams> upstreams_;
+  std::unique_ptr<Hub> hub_;  // After upstreams_, which it shares documents with.
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> stalled_{false};  // The store was found stalled (for the log).
 
   // The admin endpoint (docs/admin.md). Declared last: the server goes
   // first, before what it calls.

@@ -1,0 +1,179 @@
+#include "node/hub.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <spdlog/spdlog.h>
+
+#include "codec/id.h"
+
+namespace aweft::node {
+
+namespace asio = boost::asio;
+using codec::Reason;
+using codec::Refusal;
+
+Hub::Hub(const Config& config, asio::io_context& io, storage::Store& store,
+         DurableScheduler& durable, Upstreams& upstreams)
+    : config_(config),
+      store_(store),
+      durable_(durable),
+      upstreams_(upstreams),
+      stored_documents_(store.List().size()),
+      eviction_(io),
+      stall_watch_(io) {
+  ScheduleEviction();
+}
+
+Hub::~Hub() {
+  for (auto& [name, loaded] : loaded_) loaded.document->Unwatch(loaded.watch);
+}
+
+void Hub::Open(const codec::OpenFrame& open, bool may_create, Opened done) {
+  const std::string& name = open.name;
+  auto load = [this, done](const std::string& name, const std::optional<codec::RootRef>& root,
+                           bool created) {
+    auto document = Load(name, root);
+    if (document) ++loaded_[name].shares;
+    done(document, created);
+  };
+  const bool existed = loaded_.count(name) || store_.Info(name).has_value();
+  if (!existed && !may_create) {
+    if (Upstreams::Link* upstream = upstreams_.For(name)) {
+      // Neither this node nor the client holds it: perhaps a node above does.
+      return upstream->client->Probe(name, [this, name, done, load](auto held) {
+        if (stopped_) return;
+        if (!held) {
+          return done(Refusal{Reason::kNoDocument, "no node on the way up holds \"" + name + "\""},
+                      false);
+        }
+        load(name, codec::RootRef{std::string(held->first.view()), held->second}, false);
+      });
+    }
+  }
+  load(name, may_create ? open.root : std::nullopt, !existed);
+}
+
+codec::Result<sync::Document*> Hub::Load(const std::string& name,
+                                         const std::optional<codec::RootRef>& create_root) {
+  if (auto it = loaded_.find(name); it != loaded_.end()) return it->second.document;
+  const bool stored = store_.Info(name).has_value();
+  if (!stored && !create_root) {
+    return Refusal{Reason::kNoDocument, "this node holds no \"" + name + "\""};
+  }
+  std::optional<codec::Id> root;
+  codec::Kind kind = codec::Kind::kObject;
+  if (!stored) {
+    if (auto why = Unavailable()) return Refusal{Reason::kUnavailable, *why};
+    if (stored_documents_ >= config_.limits.max_documents) {
+      return Refusal{Reason::kLimit, "this node holds " + std::to_string(stored_documents_) +
+                                         " documents already (limits.max_documents)"};
+    }
+    auto id = codec::IdFromBytes(create_root->id);
+    if (!id) return id.error();
+    root = *id;
+    kind = create_root->kind;
+  }
+  auto document = store_.OpenDocument(name, kind, root);
+  if (!document) return document.error();
+  if (!stored) ++stored_documents_;
+  Loaded& loaded = loaded_[name];
+  loaded.document = *document;
+  loaded.active = std::chrono::steady_clock::now();
+  loaded.watch = (*document)->Watch([this, &loaded](const sync::Change&) {
+    loaded.active = std::chrono::steady_clock::now();
+    // A commit nobody forwards is stored all the same, in the next batch.
+    durable_.Kick();
+  });
+  spdlog::info("event=load doc=\"{}\" created={}", name, !stored);
+  upstreams_.Share(name, **document);
+  return *document;
+}
+
+void Hub::Release(const std::string& name) {
+  auto it = loaded_.find(name);
+  if (it == loaded_.end()) return;
+  --it->second.shares;
+  it->second.active = std::chrono::steady_clock::now();
+}
+
+const Hub::Loaded* Hub::Find(std::string_view name) const {
+  auto it = loaded_.find(name);
+  return it == loaded_.end() ? nullptr : &it->second;
+}
+
+void Hub::Unload(std::string_view name) {
+  auto it = loaded_.find(name);
+  if (it == loaded_.end()) return;
+  // Nothing may hold the document once the store frees it.
+  it->second.document->Unwatch(it->second.watch);
+  upstreams_.Forget(it->first);
+  loaded_.erase(it);
+}
+
+void Hub::ScheduleEviction() {
+  const auto period = std::max(std::chrono::seconds(1), config_.idle_evict / 4);
+  eviction_.expires_after(period);
+  eviction_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopped_) return;
+    // Closing a document writes it: not while the disk fails writes.
+    if (Unavailable()) return ScheduleEviction();
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<std::string> idle;
+    for (const auto& [name, loaded] : loaded_) {
+      if (loaded.shares <= 0 && now - loaded.active >= config_.idle_evict) idle.push_back(name);
+    }
+    for (const std::string& name : idle) {
+      Unload(name);
+      store_.CloseDocument(name);
+      spdlog::info("event=evict doc=\"{}\"", name);
+    }
+    ScheduleEviction();
+  });
+}
+
+std::optional<std::string> Hub::Unavailable() {
+  std::optional<std::string> stalled = store_.Stalled();
+  const bool was = stalled_.exchange(stalled.has_value());
+  if (stalled && !was) {
+    spdlog::error("event=storage state=stalled detail=\"{}\"", *stalled);
+  } else if (!stalled && was) {
+    spdlog::warn("event=storage state=recovered");
+  }
+  if (!stalled) return std::nullopt;
+  return "the node cannot store writes now (" + *stalled +
+         "); it retries every second and takes writes again once the disk does";
+}
+
+void Hub::AwaitDurable(sync::Reply reply, asio::any_io_executor where,
+                       std::shared_ptr<std::atomic<bool>> done) {
+  durable_waiting_.push_back({std::move(reply), std::move(where), std::move(done)});
+  WatchStall();
+}
+
+void Hub::WatchStall() {
+  if (stall_watched_) return;
+  stall_watched_ = true;
+  stall_watch_.expires_after(std::chrono::milliseconds(100));
+  stall_watch_.async_wait([this](boost::system::error_code ec) {
+    stall_watched_ = false;
+    if (ec) return;
+    std::erase_if(durable_waiting_, [](const DurableAsk& ask) { return ask.done->load(); });
+    if (auto why = Unavailable()) {
+      for (const DurableAsk& ask : durable_waiting_) {
+        asio::dispatch(ask.where, [ask, why] {
+          ask.reply.SendError({codec::Spelled(Reason::kUnavailable), *why, {}});
+          ask.done->store(true);
+        });
+      }
+      durable_waiting_.clear();
+    }
+    if (!durable_waiting_.empty() && !stopped_) WatchStall();
+  });
+}
+
+void Hub::Stop() {
+  stopped_ = true;
+  eviction_.cancel();
+  stall_watch_.cancel();
+}
+
+}  // namespace aweft::node

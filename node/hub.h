@@ -1,0 +1,99 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "codec/frame.h"
+#include "codec/result.h"
+#include "node/config.h"
+#include "node/durable.h"
+#include "node/upstreams.h"
+#include "storage/store.h"
+#include "sync/document.h"
+#include "sync/requests.h"
+
+namespace aweft::node {
+
+// The node's documents (docs/node.md "Connections and documents"): those
+// loaded and how many links share each, loading from the store, creating
+// (limits.max_documents) or finding a name upstream, eviction once idle,
+// whether the store can take writes now, and the durable asks that wait for
+// it. Home thread only, except Unavailable().
+class Hub {
+ public:
+  struct Loaded {
+    sync::Document* document = nullptr;
+    int shares = 0;
+    std::chrono::steady_clock::time_point active;
+    uint64_t watch = 0;
+  };
+  using Opened = std::function<void(codec::Result<sync::Document*>, bool created)>;
+
+  Hub(const Config& config, boost::asio::io_context& io, storage::Store& store,
+      DurableScheduler& durable, Upstreams& upstreams);
+  ~Hub();
+
+  // Opens `open.name` for one share: loaded already, from the store, made
+  // with `open.root` when `may_create` (and the name is new), or with the
+  // root of the upstream that holds it. `done` hears the document (one
+  // share counted) and whether it was created here, or the refusal.
+  void Open(const codec::OpenFrame& open, bool may_create, Opened done);
+  // Gives back one share.
+  void Release(const std::string& name);
+  // Loads `name` (shares unchanged), creating it with `create_root` when the
+  // store has none.
+  codec::Result<sync::Document*> Load(const std::string& name,
+                                      const std::optional<codec::RootRef>& create_root);
+  // The loaded document `name`, or null.
+  const Loaded* Find(std::string_view name) const;
+  const std::map<std::string, Loaded, std::less<>>& loaded() const { return loaded_; }
+  // Frees the loaded, unshared document `name` (a delete follows).
+  void Unload(std::string_view name);
+  // A document was removed from the store.
+  void Removed() { --stored_documents_; }
+
+  // Why the store cannot take writes now (its disk fails them; they are
+  // retried), or nothing. Logs when that starts and ends. Any thread.
+  std::optional<std::string> Unavailable();
+  // A durable ask answered on `where` once `done` is set there; while it
+  // waits, a failing disk answers it `unavailable` at once instead.
+  void AwaitDurable(sync::Reply reply, boost::asio::any_io_executor where,
+                    std::shared_ptr<std::atomic<bool>> done);
+
+  // Stops eviction and the stall watch; opens still under way end quietly.
+  void Stop();
+
+ private:
+  struct DurableAsk {
+    sync::Reply reply;
+    boost::asio::any_io_executor where;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  void ScheduleEviction();
+  // While durable asks wait for a batch, looks every 100 ms whether the
+  // disk has begun to fail it; if so, answers them `unavailable` at once.
+  void WatchStall();
+
+  const Config& config_;
+  storage::Store& store_;
+  DurableScheduler& durable_;
+  Upstreams& upstreams_;
+  std::map<std::string, Loaded, std::less<>> loaded_;
+  uint64_t stored_documents_ = 0;  // For limits.max_documents.
+  boost::asio::steady_timer eviction_, stall_watch_;
+  std::vector<DurableAsk> durable_waiting_;
+  bool stall_watched_ = false, stopped_ = false;
+  std::atomic<bool> stalled_{false};  // The store was found stalled (for the log).
+};
+
+}  // namespace aweft::node

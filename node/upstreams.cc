@@ -1,0 +1,173 @@
+#include "node/upstreams.h"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "node/access.h"
+#include "node/messages.h"
+
+namespace aweft::node {
+std::string JoinedPath(const std::vector<std::string>& path) {
+  std::string out;
+  for (const auto& id : path) out += (out.empty() ? "" : " > ") + id;
+  return out;
+}
+
+Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage::Store& store,
+                     sync::Scheduler& links, std::shared_ptr<boost::asio::ssl::context> tls,
+                     NodeMetrics& meters)
+    : config_(config), store_(store), meters_(meters), hello_(io) {
+  LoadConfirmed();
+  for (const Upstream& upstream : config_.upstreams) {
+    auto link = std::make_unique<Link>();
+    link->config = upstream;
+    Client::Options options;
+    options.url = upstream.url;
+    options.token = upstream.token;
+    options.tls = tls;
+    options.link_scheduler = &links;  // Stored before sent upstream too.
+    options.mark = [this](const std::string& name) { return store_.Head(name); };
+    options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
+      uint64_t& mark = confirmed_[{url, name}];
+      if (seq <= mark) return;
+      mark = seq;
+      SaveConfirmed();
+    };
+    options.broken = [this, url = upstream.url](const codec::Refusal& why) {
+      meters_.faults.Add(1, {codec::Spelled(why.reason), "remote"});
+      spdlog::warn("event=upstream-broken url={} reason={} detail=\"the upstream's answer was "
+                   "malformed; dialing again\"",
+                   url, codec::Name(why.reason));
+    };
+    link->client = std::make_unique<Client>(io.get_executor(), options);
+    Link* raw = link.get();
+    link->client->OnConnected([this, raw] { Hello(*raw); });
+    spdlog::info("event=upstream url={} names={}", upstream.url, upstream.names.size());
+    links_.push_back(std::move(link));
+  }
+  // Paths change as the nodes above connect: ask again now and then, so a
+  // cycle made by nodes starting together is still found.
+  if (!links_.empty()) ScheduleHello();
+}
+
+Upstreams::Link* Upstreams::For(std::string_view name) {
+  for (auto& link : links_) {
+    if (!link->cycle && AnyMatches(link->config.names, name)) return link.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Upstreams::Path() const {
+  std::vector<std::string> path{config_.node_id};
+  for (const auto& link : links_) {
+    if (!link->cycle) path.insert(path.end(), link->path.begin(), link->path.end());
+  }
+  return path;
+}
+
+void Upstreams::Share(const std::string& name, sync::Document& document) {
+  Link* link = For(name);
+  if (!link) return;
+  // What the upstream has not confirmed (it may have been lost with a
+  // restart of either node) is re-applied after the upstream's state.
+  std::deque<codec::Commit> unconfirmed;
+  auto it = confirmed_.find({link->config.url, name});
+  const uint64_t mark = it == confirmed_.end() ? 0 : it->second;
+  if (auto since = store_.Since(name, mark)) {
+    for (auto& entry : *since) unconfirmed.push_back(std::move(entry.commit));
+  } else {
+    spdlog::warn("event=upstream-history doc=\"{}\" detail=\"{}\"", name,
+                 since.error().ToString());
+  }
+  sync::ShareHandlers handlers;
+  handlers.refused = [this, name](const sync::Refused& refused) {
+    CountRefused(meters_, refused);
+    if (!refused.mine) return;
+    // Kept here and sent again (Client::refused): said, not passed over.
+    // The reason is the upstream's text: only a reason's letters reach the log.
+    for (const auto& reason : refused.reasons) {
+      std::string code = reason.code.substr(0, 40);
+      std::erase_if(code, [](char ch) { return !(std::islower(ch) || ch == '-'); });
+      spdlog::warn("event=upstream-refused doc=\"{}\" reason={}", name, code);
+    }
+  };
+  handlers.fault = [this](const std::string& reason, const std::string&) {
+    meters_.faults.Add(1, {reason, "remote"});
+  };
+  (void)link->client->Share(name, document, std::move(handlers), std::move(unconfirmed));
+}
+
+void Upstreams::Forget(const std::string& name) {
+  for (auto& link : links_) link->client->Forget(name);
+}
+
+void Upstreams::Close() {
+  closed_ = true;
+  hello_.cancel();
+  for (auto& link : links_) link->client->Close();
+}
+
+void Upstreams::ScheduleHello() {
+  hello_.expires_after(std::chrono::seconds(1));
+  hello_.async_wait([this](boost::system::error_code ec) {
+    if (ec || closed_) return;
+    for (auto& link : links_) {
+      if (!link->cycle) Hello(*link);
+    }
+    ScheduleHello();
+  });
+}
+
+void Upstreams::Hello(Link& link) {
+  link.client->Ask("hello", ToJson(HelloAsk{config_.node_id}), [this, &link](sync::AskResult answer) {
+    if (link.cycle) return;
+    std::vector<std::string> path;
+    if (answer) {
+      auto hello = ParseHelloAnswer(*answer);
+      if (!hello) return link.client->Break(hello.error());
+      path = std::move(hello->path);
+    }
+    const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();
+    const bool refused = !answer && answer.error().reason == codec::Name(codec::Reason::kCycle);
+    if (refused || loops || path.size() > 64) {
+      link.cycle = true;
+      const std::string detail = answer ? JoinedPath(path) : answer.error().message;
+      spdlog::error(
+          "event=cycle node={} upstream={} detail=\"dialing it would make a cycle: {}\" "
+          "fix=\"remove one of these upstreams\"",
+          config_.node_id, link.config.url, detail);
+      link.client->Close();
+      return;
+    }
+    if (answer) link.path = std::move(path);
+  });
+}
+
+// The marks live in DATA/upstream-confirmed, one "url seq name" per line
+// (the name last: it may hold spaces). Losing the file only means replaying
+// more after a restart.
+void Upstreams::LoadConfirmed() {
+  std::ifstream in(config_.data + "/upstream-confirmed");
+  std::string url, name;
+  uint64_t seq;
+  while (in >> url >> seq && std::getline(in >> std::ws, name)) confirmed_[{url, name}] = seq;
+}
+
+void Upstreams::SaveConfirmed() {
+  const std::string path = config_.data + "/upstream-confirmed";
+  {
+    std::ofstream out(path + ".new", std::ios::trunc);
+    for (const auto& [key, seq] : confirmed_) {
+      out << key.first << " " << seq << " " << key.second << "\n";
+    }
+    if (!out) return spdlog::warn("event=upstream-marks detail=\"cannot write {}\"", path);
+  }
+  std::filesystem::rename(path + ".new", path);
+}
+
+}  // namespace aweft::node

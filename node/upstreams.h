@@ -1,0 +1,76 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "node/admin_source.h"
+#include "node/client.h"
+#include "node/config.h"
+#include "storage/store.h"
+
+namespace aweft::node {
+
+// "a > b > c".
+std::string JoinedPath(const std::vector<std::string>& path);
+
+// The nodes this one dials (docs/node.md "Clusters"): a Client per
+// configured upstream; `hello` on each connection and every second after,
+// which learns the path of nodes above and refuses a cycle; and, per
+// (upstream, document), the store seq that upstream has confirmed, kept in
+// DATA/upstream-confirmed so that after a restart only what it may lack is
+// sent again. Home thread only.
+class Upstreams {
+ public:
+  struct Link {
+    Upstream config;
+    std::unique_ptr<Client> client;
+    std::vector<std::string> path;  // Its id, then its own upstreams' paths.
+    bool cycle = false;             // Refused: it leads back here.
+  };
+
+  // `links`: the scheduler upstream links send through (what goes up is
+  // stored first). `tls`: what wss:// upstreams are checked against (null:
+  // the system's certificates).
+  Upstreams(const Config& config, boost::asio::io_context& io, storage::Store& store,
+            sync::Scheduler& links, std::shared_ptr<boost::asio::ssl::context> tls,
+            NodeMetrics& meters);
+
+  // The first upstream whose names match `name` and that is no cycle; null
+  // when there is none.
+  Link* For(std::string_view name);
+  // This node's id, then the paths of its upstreams.
+  std::vector<std::string> Path() const;
+  // Shares a document just loaded with its upstream, if it has one: what
+  // the upstream has not confirmed is re-applied after its state.
+  void Share(const std::string& name, sync::Document& document);
+  // Stops sharing `name` with every upstream (it was evicted or deleted).
+  void Forget(const std::string& name);
+  // Closes every upstream link (shutdown).
+  void Close();
+
+  const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+
+ private:
+  void Hello(Link& link);
+  void ScheduleHello();
+  void LoadConfirmed();
+  void SaveConfirmed();
+
+  const Config& config_;
+  storage::Store& store_;
+  NodeMetrics& meters_;
+  std::vector<std::unique_ptr<Link>> links_;
+  // Per (upstream url, document): the store seq the upstream has confirmed.
+  std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
+  boost::asio::steady_timer hello_;
+  bool closed_ = false;
+};
+
+}  // namespace aweft::node
