@@ -142,16 +142,17 @@ TEST_CASE("a confirmed state over the upstream's commit limit is kept across a c
   std::vector<Document*> above(kDocuments, nullptr);
   for (int i = 0; i < kDocuments; ++i) {
     const std::string name = "big-" + std::to_string(i);
-    bool asking = false, held = false;
+    // Shared with the answer, which may come after this scope (a timeout).
+    auto held = std::make_shared<bool>(false), asking = std::make_shared<bool>(false);
     REQUIRE(RunUntil(io, [&] {
-      if (!asking) {
-        asking = true;
-        reader.Probe(name, [&](auto found) {
-          held = found.has_value();
-          asking = false;
+      if (!*held && !*asking) {
+        *asking = true;
+        reader.Probe(name, [held, asking](auto found) {
+          *held = found.has_value();
+          *asking = false;
         });
       }
-      return held;
+      return *held;
     }, std::chrono::milliseconds(20000)));
     reader.Open(name, [&above, i](Document& d) { above[i] = &d; });
   }
