@@ -203,7 +203,7 @@ json::object NodeAdmin::NodeInfo() {
 // The links sharing `name` now: connection ids, and the upstream it goes to.
 json::array NodeAdmin::LinksOf(std::string_view name) {
   json::array out;
-  node_.ForEachConnection([&](const Node::Connection& c) {
+  node_.ForEachConnection([&](const Loop::Connection& c) {
     if (c.shared.count(std::string(name))) out.emplace_back("c" + std::to_string(c.id));
   });
   if (node_.hub_->Find(name)) {
@@ -341,7 +341,7 @@ admin::Answer NodeAdmin::Remove(std::string_view name) {
 json::object NodeAdmin::Links() {
   const auto now = std::chrono::steady_clock::now();
   json::array links;
-  node_.ForEachConnection([&](const Node::Connection& c) {
+  node_.ForEachConnection([&](const Loop::Connection& c) {
     if (!c.link) return;  // Refused at the handshake, closing.
     const sync::Link::Stats& s = c.link->stats();
     const sync::WebSocketChannel::Traffic& t = c.channel->traffic();
@@ -392,7 +392,7 @@ void NodeAdmin::CollectMetrics() {
   sync::Link::Stats link = m.retired_link;
   sync::WebSocketChannel::Traffic traffic = m.retired_traffic;
   uint64_t clients = 0, peers = 0;
-  node_.ForEachConnection([&](const Node::Connection& c) {
+  node_.ForEachConnection([&](const Loop::Connection& c) {
     if (!c.link) return;
     AddStats(link, c.link->stats());
     AddTraffic(traffic, c.channel->traffic());
@@ -413,7 +413,7 @@ void NodeAdmin::CollectMetrics() {
   m.links.Set(static_cast<double>(clients), {"client"});
   m.links.Set(static_cast<double>(peers), {"peer"});
   m.loaded.Set(static_cast<double>(node_.hub_->loaded().size()));
-  m.replicas.Set(static_cast<double>(node_.attached_.size()));
+  m.replicas.Set(static_cast<double>(node_.replicas()));
   m.stored.Set(static_cast<double>(node_.store_->List().size()));
   m.stalled.Set(node_.hub_->Unavailable() ? 1 : 0);
 

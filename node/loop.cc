@@ -1,0 +1,315 @@
+#include "node/loop.h"
+
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+#include <boost/json/value.hpp>
+#include <spdlog/spdlog.h>
+
+#include "codec/commit.h"
+#include "node/messages.h"
+#include "storage/format.h"
+
+namespace aweft::node {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using codec::Reason;
+using codec::Refusal;
+using codec::Spelled;
+
+Loop::Loop(size_t index, LoopContext& node, asio::io_context::executor_type executor,
+           sync::Scheduler& sends, ForwardScheduler* forward)
+    : index_(index),
+      node_(node),
+      config_(node.config),
+      executor_(executor),
+      sends_(sends),
+      forward_(forward) {}
+
+Loop::~Loop() { DropLinks(); }
+
+void Loop::DropLinks() {
+  for (auto& [id, connection] : connections_) connection->link.reset();
+}
+
+template <class Fn>
+void Loop::ToHome(Fn fn) {
+  if (index_ == 0) return fn();
+  asio::post(node_.home, std::move(fn));
+}
+
+template <class Fn>
+void Loop::FromHome(uint64_t id, Fn fn) {
+  auto run = [this, id, fn = std::move(fn)]() mutable {
+    if (auto it = connections_.find(id); it != connections_.end()) fn(*it->second);
+  };
+  if (index_ == 0) return run();
+  asio::post(executor_, std::move(run));
+}
+
+void Loop::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
+  if (node_.stopping) return;
+  auto connection = std::make_unique<Connection>();
+  Connection& c = *connection;
+  c.id = node_.connection_ids++;
+  c.remote = channel->handshake().remote;
+  c.channel = std::move(channel);
+  c.channel->Closed([this, id = c.id] {
+    // Dropped on a later turn: the channel's other listeners run first.
+    asio::post(executor_, [this, id] {
+      if (auto it = connections_.find(id); it != connections_.end()) Drop(*it->second);
+    });
+  });
+  connections_.emplace(c.id, std::move(connection));
+  if (auto arrived = node_.access.Arrive(c.remote); !arrived) return Refuse(c, arrived.error());
+  auto token = node_.access.Authenticate(c.channel->handshake());
+  if (!token) return Refuse(c, token.error());
+  c.token = *token;
+  c.link = std::make_unique<sync::Link>(*c.channel, sends_);
+  c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
+  if (auto requests = sync::Requests::Open(*c.channel, executor_)) {
+    c.requests.emplace(std::move(*requests));
+    (void)c.requests->Answer(
+        [this, &c](const std::string& name, const json::value& args, sync::Reply reply) {
+          Answer(c, name, args, std::move(reply));
+        });
+  }
+  node_.meters.connections.Add(1);
+  spdlog::info("event=connect peer={} connection={}", c.remote, c.id);
+}
+
+void Loop::Refuse(Connection& c, const Refusal& why) {
+  const std::string reason = Spelled(why.reason);
+  spdlog::warn("event=refused peer={} reason={} detail=\"{}\"", c.remote, reason, why.message);
+  node_.meters.faults.Add(1, {reason, "local"});
+  c.channel->Send(codec::FaultFrame{0, reason, why.message});
+  c.channel->Close();
+}
+
+void Loop::Answer(Connection& c, const std::string& request, const json::value& args,
+                  sync::Reply reply) {
+  std::erase_if(c.answering, [](const sync::Reply& r) { return r.answered(); });
+  if (c.answering.size() >= config_.limits.max_requests_in_flight) {
+    return reply.SendError({Spelled(Reason::kLimit),
+                            std::to_string(c.answering.size()) +
+                                " requests are unanswered on this link; wait for their answers "
+                                "(limits.max_requests_in_flight)",
+                            {}});
+  }
+  c.answering.push_back(reply);
+  if (request == "durable") return AnswerDurable(std::move(reply));
+  if (request == "has") return AnswerHas(c, args, std::move(reply));
+  if (request == "hello") return AnswerHello(c, args, std::move(reply));
+  reply.SendError({Spelled(Reason::kMissing), "nothing here answers " + request, {}});
+}
+
+void Loop::AnswerDurable(sync::Reply reply) {
+  // The disk fails writes: say so now rather than answer once it is back.
+  if (auto why = node_.hub.Unavailable()) {
+    return reply.SendError({Spelled(Reason::kUnavailable), *why, {}});
+  }
+  // Runs after every frame this connection sent before the request, with
+  // the store synced first: all they carried is stored. If the disk fails
+  // that batch meanwhile, the hub answers first.
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  sends_.Post([reply, done] {
+    reply.SendResult(DurableAnswerJson());
+    done->store(true);
+  });
+  ToHome([this, reply, done] { node_.hub.AwaitDurable(reply, executor_, done); });
+}
+
+void Loop::AnswerHas(Connection& c, const json::value& args, sync::Reply reply) {
+  auto ask = ParseHasAsk(args);
+  if (!ask) return reply.SendError({Spelled(ask.error().reason), ask.error().message, {}});
+  if (!Access::CanRead(c.token, ask->name)) {
+    return reply.SendError(
+        {Spelled(Reason::kForbidden), "this token has no right to \"" + ask->name + "\"", {}});
+  }
+  // Answered from the home thread's state, sent from this one.
+  auto tell = [this, id = c.id, reply](std::optional<Held> held) {
+    FromHome(id, [reply, held](Connection&) { reply.SendResult(HasAnswerJson(held)); });
+  };
+  ToHome([this, name = std::move(ask->name), tell] {
+    if (const Hub::Loaded* loaded = node_.hub.Find(name)) {
+      return tell(Held{loaded->document->root().id(), loaded->document->root().kind()});
+    }
+    if (auto info = node_.store.Info(name); info && info->damage.empty()) {
+      return tell(Held{info->root, info->kind});
+    }
+    // Not here: perhaps a node above holds it.
+    if (Upstreams::Link* upstream = node_.upstreams.For(name)) {
+      return upstream->client->Probe(name, [tell](auto found) {
+        if (!found) return tell(std::nullopt);
+        tell(Held{found->first, found->second});
+      });
+    }
+    tell(std::nullopt);
+  });
+}
+
+void Loop::AnswerHello(Connection& c, const json::value& args, sync::Reply reply) {
+  c.peer = true;  // Only nodes say hello.
+  ToHome([this, id = c.id, asker = ParseHelloAsk(args).id, remote = c.remote, reply] {
+    std::vector<std::string> path = node_.upstreams.Path();
+    std::optional<sync::RequestError> cycle;
+    if (asker && std::find(path.begin(), path.end(), *asker) != path.end()) {
+      spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
+                    config_.node_id, remote, *asker, config_.node_id, JoinedPath(path));
+      cycle = sync::RequestError{Spelled(Reason::kCycle),
+                                 "node " + *asker + " is already upstream of " +
+                                     config_.node_id + " (" + JoinedPath(path) +
+                                     "); linking them makes a cycle",
+                                 {}};
+    }
+    FromHome(id, [reply, cycle, answer = ToJson(HelloAnswer{std::move(path)})](Connection&) {
+      if (cycle) return reply.SendError(*cycle);
+      reply.SendResult(answer);
+    });
+  });
+}
+
+void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {
+  const std::string& name = open.name;
+  // Before the name reaches a log line or a key.
+  if (auto checked = storage::format::CheckName(name); !checked) {
+    spdlog::info("event=decline peer={} reason=invalid-name", c.remote);
+    return Decline(c, open, Refusal{Reason::kInvalidName, checked.error().message});
+  }
+  if (c.shared.size() >= config_.limits.max_topics_per_link) {
+    return Decline(c, open,
+                   Refusal{Reason::kLimit, std::to_string(c.shared.size()) +
+                                               " documents are shared on this link already "
+                                               "(limits.max_topics_per_link)"});
+  }
+  if (!Access::CanRead(c.token, name)) {
+    spdlog::warn("event=refused doc=\"{}\" peer={} reason=forbidden", name, c.remote);
+    return Decline(c, open,
+                   Refusal{Reason::kForbidden, "this token has no right to \"" + name + "\""});
+  }
+  // A client that holds the document (and does not ask for ours) may create
+  // it here; one that wants state is served from above, if anything.
+  const bool may_create = open.root && !open.want && Access::CanWrite(c.token, name) &&
+                          AnyMatches(config_.create, name);
+  documents_->Open(open, may_create,
+                   [this, id = c.id, open](codec::Result<sync::Document*> document, bool created) {
+    auto it = connections_.find(id);
+    if (!document) {
+      spdlog::info("event=decline doc=\"{}\" peer={} reason={}", open.name,
+                   it == connections_.end() ? "gone" : it->second->remote,
+                   codec::Name(document.error().reason));
+      if (it != connections_.end()) Decline(*it->second, open, document.error());
+      return;
+    }
+    if (it == connections_.end() || node_.stopping) return documents_->Release(open.name);
+    Serve(*it->second, open, **document, created);
+  });
+}
+
+void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& document,
+                 bool created) {
+  const std::string& name = open.name;
+  sync::ShareHandlers handlers;
+  handlers.accept = [this, &c, name, writes = Access::CanWrite(c.token, name)](
+                        const codec::Commit& commit) -> std::vector<codec::WireReason> {
+    if (!writes) {
+      return {{Spelled(Reason::kForbidden), "this token may only read \"" + name + "\"",
+               std::nullopt}};
+    }
+    if (auto why = node_.hub.Unavailable()) {
+      return {{Spelled(Reason::kUnavailable), *why, std::nullopt}};
+    }
+    // A node below confirmed this commit to its writer once it had checked
+    // it against its own limits (or took it as a state, or made it in a
+    // resync): refused here, it would be lost there. Its frame is still
+    // bounded by documents.max_frame_bytes (docs/node.md "Clusters").
+    if (c.peer) return {};
+    return Oversized(commit);
+  };
+  handlers.refused = [this](const sync::Refused& refused) { CountRefused(node_.meters, refused); };
+  if (forward_) {
+    // What a client sends a replica must be stored at home before the
+    // shard's links send anything more (docs/node.md "Threads").
+    handlers.landing = [forward = forward_](bool starts) {
+      if (starts) forward->Dirty();
+    };
+  }
+  handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
+    node_.meters.faults.Add(1, {reason, "remote"});
+    spdlog::info("event=end doc=\"{}\" peer={} reason={}", name, c.remote, reason);
+    if (c.shared.erase(name)) documents_->Release(name);
+  };
+  // A document the client just made here: ask it for its state.
+  auto shared = c.link->Share(name, &document, std::move(handlers), /*want=*/created);
+  if (!shared) {
+    documents_->Release(name);
+    return Decline(c, open, shared.error());
+  }
+  c.shared.emplace(name, *shared);
+  spdlog::info("event=share doc=\"{}\" peer={} created={}", name, c.remote, created);
+}
+
+void Loop::Decline(Connection& c, const codec::OpenFrame& open, const Refusal& why) {
+  const std::string reason = Spelled(why.reason);
+  node_.meters.faults.Add(1, {reason, "local"});
+  c.link->Decline(open, reason, why.message);
+}
+
+std::vector<codec::WireReason> Loop::Oversized(const codec::Commit& commit) const {
+  const Limits& limits = config_.limits;
+  if (commit.deltas.size() > limits.max_deltas_per_commit) {
+    return {{Spelled(Reason::kLimit),
+             "a commit of " + std::to_string(commit.deltas.size()) + " deltas is over " +
+                 std::to_string(limits.max_deltas_per_commit) + " (limits.max_deltas_per_commit)",
+             std::nullopt}};
+  }
+  std::string bytes;
+  if (codec::EncodeCommit(commit, bytes) && bytes.size() > limits.max_commit_bytes) {
+    return {{Spelled(Reason::kLimit),
+             "a commit of " + std::to_string(bytes.size()) + " bytes is over " +
+                 std::to_string(limits.max_commit_bytes) + " (limits.max_commit_bytes)",
+             std::nullopt}};
+  }
+  return {};
+}
+
+void Loop::StopTopics(const std::string& name) {
+  for (auto& [id, c] : connections_) {
+    auto it = c->shared.find(name);
+    if (it == c->shared.end()) continue;
+    it->second->Stop();
+    c->shared.erase(it);
+    documents_->Release(name);
+  }
+}
+
+void Loop::Drop(Connection& c) {
+  spdlog::info("event=disconnect peer={} connection={} reason=\"{}\"", c.remote, c.id,
+               c.channel->end_reason());
+  // Bytes that were not a frame: the channel ended the connection.
+  if (c.channel->end_reason().starts_with(codec::Name(Reason::kBadFrame))) {
+    node_.meters.faults.Add(1, {Spelled(Reason::kBadFrame), "local"});
+  }
+  ToHome([&meters = node_.meters, link = c.link ? std::optional(c.link->stats()) : std::nullopt,
+          traffic = c.channel->traffic()] {
+    if (link) AddStats(meters.retired_link, *link);
+    AddTraffic(meters.retired_traffic, traffic);
+  });
+  for (const auto& [name, topic] : c.shared) documents_->Release(name);
+  c.shared.clear();
+  node_.access.Leave(c.remote);
+  connections_.erase(c.id);
+}
+
+void Loop::CloseAll() {
+  for (auto& [id, connection] : connections_) {
+    if (connection->link) {
+      connection->link->Close();
+    } else {
+      connection->channel->Close();
+    }
+  }
+}
+
+}  // namespace aweft::node

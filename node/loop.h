@@ -1,0 +1,154 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "codec/frame.h"
+#include "codec/result.h"
+#include "node/access.h"
+#include "node/admin_source.h"
+#include "node/config.h"
+#include "node/durable.h"
+#include "node/hub.h"
+#include "node/upstreams.h"
+#include "sync/link.h"
+#include "sync/requests.h"
+#include "sync/websocket.h"
+
+namespace aweft::node {
+
+// Where a loop gets the documents its connections share: on the home
+// thread the hub, on a shard that shard's replicas of home documents.
+// Called on the loop's thread; answers there.
+class Documents {
+ public:
+  using Opened = std::function<void(codec::Result<sync::Document*>, bool created)>;
+  virtual ~Documents() = default;
+  // Opens `open.name` for one share (Hub::Open's rules); `done` hears the
+  // document or the refusal, now or on a later turn.
+  virtual void Open(const codec::OpenFrame& open, bool may_create, Opened done) = 0;
+  // Gives back one share.
+  virtual void Release(const std::string& name) = 0;
+};
+
+// The home thread's documents: the hub itself.
+class HubDocuments final : public Documents {
+ public:
+  explicit HubDocuments(Hub& hub) : hub_(hub) {}
+  void Open(const codec::OpenFrame& open, bool may_create, Opened done) override {
+    hub_.Open(open, may_create, std::move(done));
+  }
+  void Release(const std::string& name) override { hub_.Release(name); }
+
+ private:
+  Hub& hub_;
+};
+
+// What every loop of a node shares. Hub, upstreams and store are the home
+// thread's: a loop uses them in work it posts there (Hub::Unavailable()
+// excepted, which any thread may call).
+struct LoopContext {
+  const Config& config;
+  Access& access;      // Any thread.
+  NodeMetrics& meters;  // Any thread.
+  boost::asio::io_context::executor_type home;
+  Hub& hub;
+  Upstreams& upstreams;
+  storage::Store& store;
+  const std::atomic<bool>& stopping;
+  std::atomic<uint64_t>& connection_ids;  // Unique over all loops.
+};
+
+// The connections of one thread (docs/node.md "Connections and documents",
+// "Threads"): the home thread's is loop 0, each shard's another, all alike.
+// A loop takes a connection the listener placed on its thread, checks its
+// address count and token, runs its link and requests, opens, serves and
+// declines what it shares, answers has, hello and durable, and drops it
+// when it ends. Its links send through `sends`: what they forward is
+// stored first. Everything here runs on the loop's thread.
+class Loop {
+ public:
+  struct Connection {
+    uint64_t id = 0;
+    std::unique_ptr<sync::WebSocketChannel> channel;
+    std::unique_ptr<sync::Link> link;
+    std::optional<sync::Requests> requests;
+    const Token* token = nullptr;  // Null when no tokens are configured.
+    std::map<std::string, sync::Shared*> shared;  // What this connection shares now.
+    std::string remote;
+    bool peer = false;  // Another node (it asked `hello`), not a client.
+    std::vector<sync::Reply> answering;  // Requests taken, some answered since.
+    std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+  };
+
+  // `forward`: a shard's scheduler, told of each commit a client sends
+  // (null on the home thread, where `sends` stores it anyway).
+  Loop(size_t index, LoopContext& node, boost::asio::io_context::executor_type executor,
+       sync::Scheduler& sends, ForwardScheduler* forward);
+  ~Loop();
+  Loop(const Loop&) = delete;
+  Loop& operator=(const Loop&) = delete;
+
+  // Set once, before the first Accept.
+  void set_documents(Documents& documents) { documents_ = &documents; }
+
+  size_t index() const { return index_; }
+  bool running_here() const { return executor_.running_in_this_thread(); }
+  boost::asio::io_context::executor_type executor() const { return executor_; }
+  const std::map<uint64_t, std::unique_ptr<Connection>>& connections() const {
+    return connections_;
+  }
+
+  void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
+  // Stops every topic sharing `name` here: its clients hear `left` and may
+  // open it again (its replica ended).
+  void StopTopics(const std::string& name);
+  // Closes every connection after sending what is queued (shutdown).
+  void CloseAll();
+  // Frees the links, which share documents, while those still exist.
+  void DropLinks();
+
+ private:
+  // Runs `fn` on the home thread: now if this is it, else posted there.
+  template <class Fn>
+  void ToHome(Fn fn);
+  // Runs `fn` with connection `id` on this thread, if it is still open then;
+  // called from the home thread.
+  template <class Fn>
+  void FromHome(uint64_t id, Fn fn);
+
+  // Ends a connection at once with a link fault.
+  void Refuse(Connection& connection, const codec::Refusal& why);
+  void Answer(Connection& connection, const std::string& request,
+              const boost::json::value& args, sync::Reply reply);
+  void AnswerHas(Connection& connection, const boost::json::value& args, sync::Reply reply);
+  void AnswerHello(Connection& connection, const boost::json::value& args, sync::Reply reply);
+  void AnswerDurable(sync::Reply reply);
+  void OnOpen(Connection& connection, const codec::OpenFrame& open);
+  void Serve(Connection& connection, const codec::OpenFrame& open, sync::Document& document,
+             bool created);
+  void Decline(Connection& connection, const codec::OpenFrame& open, const codec::Refusal& why);
+  void Drop(Connection& connection);
+  // The `limit` reasons a commit from a client earns (limits.max_*).
+  std::vector<codec::WireReason> Oversized(const codec::Commit& commit) const;
+
+  const size_t index_;
+  LoopContext& node_;
+  const Config& config_;
+  const boost::asio::io_context::executor_type executor_;
+  sync::Scheduler& sends_;
+  ForwardScheduler* const forward_;
+  Documents* documents_ = nullptr;
+  std::map<uint64_t, std::unique_ptr<Connection>> connections_;
+};
+
+}  // namespace aweft::node
