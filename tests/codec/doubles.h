@@ -12,6 +12,14 @@
 // Doubles for the exactness tests of every JSON path (codec/json.h).
 namespace aweft::testing {
 
+// How many doubles a sweep through a JSON path sends: a million, a tenth of
+// that under a sanitizer (the plain suite runs the million).
+#ifdef AWEFT_SANITIZED
+inline constexpr size_t kSweepDoubles = 100'000;
+#else
+inline constexpr size_t kSweepDoubles = 1'000'000;
+#endif
+
 // The seed of a random sweep: $AWEFT_SEED when set (to replay a failure),
 // else a fresh one. Tests print it with INFO, so a failure names it.
 inline uint64_t SweepSeed() {
