@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "codec/id.h"
+#include "node/access.h"
 
 namespace aweft::node {
 
@@ -27,8 +28,10 @@ Hub::~Hub() {
   for (auto& [name, loaded] : loaded_) loaded.document->Unwatch(loaded.watch);
 }
 
-void Hub::Open(const codec::OpenFrame& open, bool may_create, Opened done) {
+void Hub::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
   const std::string& name = open.name;
+  // One that wants state is served from above, if anything.
+  const bool may_create = open.root && !open.want && may_write && AnyMatches(config_.create, name);
   auto load = [this, done](const std::string& name, const std::optional<codec::RootRef>& root,
                            bool created) {
     auto document = Load(name, root);

@@ -43,11 +43,13 @@ class Hub {
       DurableScheduler& durable, Upstreams& upstreams);
   ~Hub();
 
-  // Opens `open.name` for one share: loaded already, from the store, made
-  // with `open.root` when `may_create` (and the name is new), or with the
-  // root of the upstream that holds it. `done` hears the document (one
-  // share counted) and whether it was created here, or the refusal.
-  void Open(const codec::OpenFrame& open, bool may_create, Opened done);
+  // Opens `open.name` for one share: loaded already, from the store, or,
+  // for a new name, made with `open.root` when the opener holds the
+  // document, does not want ours, `may_write` it, and documents.create
+  // matches the name; else with the root of the upstream that holds it.
+  // `done` hears the document (one share counted) and whether it was
+  // created here, or the refusal.
+  void Open(const codec::OpenFrame& open, bool may_write, Opened done);
   // Gives back one share.
   void Release(const std::string& name);
   // Loads `name` (shares unchanged), creating it with `create_root` when the

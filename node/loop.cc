@@ -188,11 +188,7 @@ void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {
     return Decline(c, open,
                    Refusal{Reason::kForbidden, "this token has no right to \"" + name + "\""});
   }
-  // A client that holds the document (and does not ask for ours) may create
-  // it here; one that wants state is served from above, if anything.
-  const bool may_create = open.root && !open.want && Access::CanWrite(c.token, name) &&
-                          AnyMatches(config_.create, name);
-  documents_->Open(open, may_create,
+  documents_->Open(open, Access::CanWrite(c.token, name),
                    [this, id = c.id, open](codec::Result<sync::Document*> document, bool created) {
     auto it = connections_.find(id);
     if (!document) {

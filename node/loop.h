@@ -35,7 +35,7 @@ class Documents {
   virtual ~Documents() = default;
   // Opens `open.name` for one share (Hub::Open's rules); `done` hears the
   // document or the refusal, now or on a later turn.
-  virtual void Open(const codec::OpenFrame& open, bool may_create, Opened done) = 0;
+  virtual void Open(const codec::OpenFrame& open, bool may_write, Opened done) = 0;
   // Gives back one share.
   virtual void Release(const std::string& name) = 0;
 };
@@ -44,8 +44,8 @@ class Documents {
 class HubDocuments final : public Documents {
  public:
   explicit HubDocuments(Hub& hub) : hub_(hub) {}
-  void Open(const codec::OpenFrame& open, bool may_create, Opened done) override {
-    hub_.Open(open, may_create, std::move(done));
+  void Open(const codec::OpenFrame& open, bool may_write, Opened done) override {
+    hub_.Open(open, may_write, std::move(done));
   }
   void Release(const std::string& name) override { hub_.Release(name); }
 

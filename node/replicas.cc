@@ -34,9 +34,9 @@ Replicas::Replicas(Loop& loop, LoopContext& node, sync::Scheduler& scheduler,
 
 Replicas::~Replicas() = default;
 
-void Replicas::Open(const codec::OpenFrame& open, bool may_create, Opened done) {
-  asio::post(node_.home, [this, open, may_create, done = std::move(done)]() mutable {
-    node_.hub.Open(open, may_create,
+void Replicas::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
+  asio::post(node_.home, [this, open, may_write, done = std::move(done)]() mutable {
+    node_.hub.Open(open, may_write,
                    [this, open, done](codec::Result<sync::Document*> document, bool created) {
       if (!document) {
         return asio::post(loop_.executor(), [done, refusal = document.error()] {

@@ -38,7 +38,7 @@ class Replicas : public Documents {
            sync::Scheduler& home_scheduler, DurableScheduler& durable);
   ~Replicas() override;
 
-  void Open(const codec::OpenFrame& open, bool may_create, Opened done) override;
+  void Open(const codec::OpenFrame& open, bool may_write, Opened done) override;
   void Release(const std::string& name) override;
 
   // Home thread: replicas attached now, for aweft_replicas.
