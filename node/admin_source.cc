@@ -3,8 +3,8 @@
 #include <boost/json/array.hpp>
 
 #include "codec/id.h"
-#include "node/commit_json.h"
-#include "node/document_json.h"
+#include "node/json/commit_json.h"
+#include "node/json/document_json.h"
 #include "node/node.h"
 #include "sync/snapshot.h"
 
@@ -110,14 +110,14 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
 
 std::vector<admin::Check> NodeAdmin::Readiness() {
   std::vector<admin::Check> checks;
-  const auto why = node_.hub_->Unavailable();
-  checks.push_back({"store", !why, why ? *why : "open at " + node_.config_.data + "/store"});
-  checks.push_back({"listener", node_.listener_ && !node_.stopping_,
-                    node_.stopping_ ? "shutting down"
+  const auto why = node_.hub().Unavailable();
+  checks.push_back({"store", !why, why ? *why : "open at " + node_.config().data + "/store"});
+  checks.push_back({"listener", !node_.stopping(),
+                    node_.stopping() ? "shutting down"
                                     : node_.url()});
   size_t linked = 0;
   std::string missing;
-  for (const auto& upstream : node_.upstreams_->links()) {
+  for (const auto& upstream : node_.upstreams().links()) {
     if (upstream->client->connected() && !upstream->cycle) {
       ++linked;
     } else {
@@ -125,16 +125,16 @@ std::vector<admin::Check> NodeAdmin::Readiness() {
                  (upstream->cycle ? " (refused: a cycle)" : " (not connected)");
     }
   }
-  const bool all = linked == node_.upstreams_->links().size();
+  const bool all = linked == node_.upstreams().links().size();
   checks.push_back({"upstreams", all,
-                    node_.upstreams_->links().empty() ? "none configured"
+                    node_.upstreams().links().empty() ? "none configured"
                     : all                    ? std::to_string(linked) + " linked"
                                              : missing});
   return checks;
 }
 
 json::object NodeAdmin::Config() const {
-  const node::Config& c = node_.config_;
+  const node::Config& c = node_.config();
   json::array tokens;
   for (const Token& token : c.tokens) {
     tokens.push_back(json::object{{"token", Masked(token.secret)},
@@ -185,14 +185,14 @@ json::object NodeAdmin::Config() const {
 
 json::object NodeAdmin::NodeInfo() {
   json::array upstreams;
-  for (const auto& upstream : node_.upstreams_->links()) {
+  for (const auto& upstream : node_.upstreams().links()) {
     upstreams.push_back(json::object{{"url", upstream->config.url},
                                      {"connected", upstream->client->connected()},
                                      {"cycle", upstream->cycle},  // not a reason: a field
                                      {"path", Texts(upstream->path)}});
   }
-  const auto uptime = std::chrono::steady_clock::now() - node_.started_;
-  return {{"id", node_.config_.node_id},
+  const auto uptime = std::chrono::steady_clock::now() - node_.started();
+  return {{"id", node_.config().node_id},
           {"version", AWEFT_VERSION},
           {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
           {"listen", node_.url()},
@@ -206,9 +206,9 @@ json::array NodeAdmin::LinksOf(std::string_view name) {
   node_.ForEachConnection([&](const Loop::Connection& c) {
     if (c.shared.count(std::string(name))) out.emplace_back("c" + std::to_string(c.id));
   });
-  if (node_.hub_->Find(name)) {
-    for (size_t i = 0; i < node_.upstreams_->links().size(); ++i) {
-      if (node_.upstreams_->links()[i].get() == node_.upstreams_->For(name)) {
+  if (node_.hub().Find(name)) {
+    for (size_t i = 0; i < node_.upstreams().links().size(); ++i) {
+      if (node_.upstreams().links()[i].get() == node_.upstreams().For(name)) {
         out.emplace_back("u" + std::to_string(i));
       }
     }
@@ -219,7 +219,7 @@ json::array NodeAdmin::LinksOf(std::string_view name) {
 json::object NodeAdmin::Documents(const admin::DocumentQuery& query) {
   // One more than asked: whether there is a next page.
   std::vector<storage::DocumentInfo> infos =
-      node_.store_->List(query.prefix, query.after, query.limit + 1);
+      node_.store().List(query.prefix, query.after, query.limit + 1);
   const bool more = infos.size() > query.limit;
   if (more) infos.pop_back();
   json::array documents;
@@ -234,12 +234,12 @@ json::object NodeAdmin::Documents(const admin::DocumentQuery& query) {
 }
 
 admin::Answer NodeAdmin::State(std::string_view name, std::optional<uint64_t> at) {
-  if (!node_.store_->Info(name)) {
+  if (!node_.store().Info(name)) {
     return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
   }
-  const uint64_t head = node_.store_->Head(name);
+  const uint64_t head = node_.store().Head(name);
   json::object out{{"name", name}};
-  const Hub::Loaded* loaded = node_.hub_->Find(name);
+  const Hub::Loaded* loaded = node_.hub().Find(name);
   if (!at && loaded) {
     out["seq"] = head;
     for (auto& [key, value] : StateToJson(sync::TakeSnapshot(*loaded->document))) {
@@ -248,7 +248,7 @@ admin::Answer NodeAdmin::State(std::string_view name, std::optional<uint64_t> at
     return out;
   }
   const uint64_t seq = at.value_or(head);
-  auto state = node_.store_->StateAt(name, seq);
+  auto state = node_.store().StateAt(name, seq);
   if (!state) return state.error();
   out["seq"] = seq;
   for (auto& [key, value] : StateToJson(*state)) out[key] = value;
@@ -256,17 +256,17 @@ admin::Answer NodeAdmin::State(std::string_view name, std::optional<uint64_t> at
 }
 
 admin::Answer NodeAdmin::Commits(std::string_view name, uint64_t since, size_t limit) {
-  auto info = node_.store_->Info(name);
+  auto info = node_.store().Info(name);
   if (!info)
     return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
-  auto entries = node_.store_->Since(name, since, limit);
+  auto entries = node_.store().Since(name, since, limit);
   if (!entries) return entries.error();
   json::array commits;
   for (const auto& entry : *entries) {
     commits.push_back(
         json::object{{"seq", entry.seq}, {"commit", CommitToJson(entry.commit, IdForm::kText)}});
   }
-  const uint64_t head = node_.store_->Head(name);
+  const uint64_t head = node_.store().Head(name);
   const uint64_t last = entries->empty() ? since : entries->back().seq;
   json::value next = nullptr;
   if (last < head) next = last;
@@ -279,14 +279,14 @@ admin::Answer NodeAdmin::Commits(std::string_view name, uint64_t since, size_t l
 }
 
 admin::Answer NodeAdmin::Export(std::string_view name) {
-  if (!node_.store_->Info(name)) {
+  if (!node_.store().Info(name)) {
     return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
   }
-  const uint64_t head = node_.store_->Head(name);
-  if (const Hub::Loaded* loaded = node_.hub_->Find(name)) {
+  const uint64_t head = node_.store().Head(name);
+  if (const Hub::Loaded* loaded = node_.hub().Find(name)) {
     return ExportToJson(name, *loaded->document, head);
   }
-  auto state = node_.store_->StateAt(name, head);
+  auto state = node_.store().StateAt(name, head);
   if (!state) return state.error();
   auto document = sync::FromSnapshot(*state);
   if (!document) return document.error();
@@ -294,47 +294,47 @@ admin::Answer NodeAdmin::Export(std::string_view name) {
 }
 
 admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) {
-  if (node_.hub_->Find(name) || node_.store_->Info(name)) {
+  if (node_.hub().Find(name) || node_.store().Info(name)) {
     return admin::MakeProblem(admin::Why::kExists,
                               "this node holds \"" + std::string(name) + "\" already");
   }
   auto exported = ExportFromJson(body);
   if (!exported) return admin::MakeProblem(exported.error(), 400);
-  auto document = node_.hub_->Load(std::string(name),
+  auto document = node_.hub().Load(std::string(name),
                                    codec::RootRef{std::string(exported->root.view()), exported->kind});
   if (!document) return document.error();
   if (exported->commit) {
     // ExportFromJson applied it to an empty root already: it applies here.
     if (auto applied = (*document)->Apply(*exported->commit); !applied) return applied.error();
   }
-  node_.store_->Sync();
-  auto info = node_.store_->Info(name);
+  node_.store().Sync();
+  auto info = node_.store().Info(name);
   json::object out = InfoToJson(*info);
   out["links"] = LinksOf(name);
   return out;
 }
 
 admin::Answer NodeAdmin::Snapshot(std::string_view name) {
-  if (auto why = node_.hub_->Unavailable()) return Refusal{Reason::kUnavailable, *why};
-  if (auto taken = node_.store_->Snapshot(name); !taken) return taken.error();
-  auto info = node_.store_->Info(name);
+  if (auto why = node_.hub().Unavailable()) return Refusal{Reason::kUnavailable, *why};
+  if (auto taken = node_.store().Snapshot(name); !taken) return taken.error();
+  auto info = node_.store().Info(name);
   if (!info)
     return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
   return json::object{{"name", name}, {"snapshot", info->snapshot}, {"head", info->head}};
 }
 
 admin::Answer NodeAdmin::Remove(std::string_view name) {
-  if (auto why = node_.hub_->Unavailable()) return Refusal{Reason::kUnavailable, *why};
-  if (const Hub::Loaded* loaded = node_.hub_->Find(name)) {
+  if (auto why = node_.hub().Unavailable()) return Refusal{Reason::kUnavailable, *why};
+  if (const Hub::Loaded* loaded = node_.hub().Find(name)) {
     if (loaded->shares > 0) {
       return admin::MakeProblem(admin::Why::kInUse, std::to_string(loaded->shares) +
                                                         " link(s) share \"" + std::string(name) +
                                                         "\" now");
     }
-    node_.hub_->Unload(name);
+    node_.hub().Unload(name);
   }
-  if (auto removed = node_.store_->Remove(name); !removed) return removed.error();
-  node_.hub_->Removed();
+  if (auto removed = node_.store().Remove(name); !removed) return removed.error();
+  node_.hub().Removed();
   return json::object{{"name", name}, {"removed", true}};
 }
 
@@ -361,13 +361,13 @@ json::object NodeAdmin::Links() {
                      {"refusals", InOut(s.refused_in, s.refused_out)},
                      {"lag", json::object{{"queued_bytes", t.queued_bytes}}}});
   });
-  for (size_t i = 0; i < node_.upstreams_->links().size(); ++i) {
-    const auto& upstream = *node_.upstreams_->links()[i];
+  for (size_t i = 0; i < node_.upstreams().links().size(); ++i) {
+    const auto& upstream = *node_.upstreams().links()[i];
     const Client::Stats stats = upstream.client->stats();
     json::array topics;
     uint64_t unconfirmed = 0;
-    for (const auto& [name, loaded] : node_.hub_->loaded()) {
-      if (node_.upstreams_->For(name) != &upstream) continue;
+    for (const auto& [name, loaded] : node_.hub().loaded()) {
+      if (node_.upstreams().For(name) != &upstream) continue;
       topics.emplace_back(name);
       unconfirmed += upstream.client->unconfirmed(name);
     }
@@ -388,7 +388,7 @@ json::object NodeAdmin::Links() {
 }
 
 void NodeAdmin::CollectMetrics() {
-  NodeMetrics& m = node_.meters_;
+  NodeMetrics& m = node_.meters();
   sync::Link::Stats link = m.retired_link;
   sync::WebSocketChannel::Traffic traffic = m.retired_traffic;
   uint64_t clients = 0, peers = 0;
@@ -398,7 +398,7 @@ void NodeAdmin::CollectMetrics() {
     AddTraffic(traffic, c.channel->traffic());
     ++(c.peer ? peers : clients);
   });
-  for (const auto& upstream : node_.upstreams_->links()) {
+  for (const auto& upstream : node_.upstreams().links()) {
     const Client::Stats stats = upstream->client->stats();
     AddStats(link, stats.link);
     AddTraffic(traffic, stats.traffic);
@@ -412,12 +412,12 @@ void NodeAdmin::CollectMetrics() {
   m.bytes.Set(static_cast<double>(traffic.bytes_out), {"out"});
   m.links.Set(static_cast<double>(clients), {"client"});
   m.links.Set(static_cast<double>(peers), {"peer"});
-  m.loaded.Set(static_cast<double>(node_.hub_->loaded().size()));
+  m.loaded.Set(static_cast<double>(node_.hub().loaded().size()));
   m.replicas.Set(static_cast<double>(node_.replicas()));
-  m.stored.Set(static_cast<double>(node_.store_->List().size()));
-  m.stalled.Set(node_.hub_->Unavailable() ? 1 : 0);
+  m.stored.Set(static_cast<double>(node_.store().List().size()));
+  m.stalled.Set(node_.hub().Unavailable() ? 1 : 0);
 
-  const storage::StoreStats store = node_.store_->Stats(/*with_rocksdb=*/true);
+  const storage::StoreStats store = node_.store().Stats(/*with_rocksdb=*/true);
   m.store_commits.Set(static_cast<double>(store.commits_written));
   m.store_syncs.Set(static_cast<double>(store.batches_written));
   m.snapshots.Set(static_cast<double>(store.snapshots_written));
@@ -430,9 +430,9 @@ void NodeAdmin::CollectMetrics() {
   m.rocksdb_level0.Set(static_cast<double>(store.level0_files));
   m.rocksdb_errors.Set(static_cast<double>(store.background_errors));
   m.rocksdb_readers.Set(static_cast<double>(store.table_readers_bytes));
-  m.info.Set(1, {node_.config_.node_id, AWEFT_VERSION});
+  m.info.Set(1, {node_.config().node_id, AWEFT_VERSION});
   m.uptime.Set(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - node_.started_).count());
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - node_.started()).count());
 }
 
 void CountRefused(NodeMetrics& meters, const sync::Refused& refused) {

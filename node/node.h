@@ -62,16 +62,23 @@ class Node {
   // and closes the store. `done` runs once that is finished.
   void Shutdown(std::function<void()> done);
 
- private:
-  friend class NodeAdmin;
+  // What the admin endpoint reads (node/admin_source.h). Home thread only.
+  const Config& config() const { return config_; }
+  Hub& hub() { return *hub_; }
+  Upstreams& upstreams() { return *upstreams_; }
+  storage::Store& store() { return *store_; }
+  NodeMetrics& meters() { return meters_; }
+  std::chrono::steady_clock::time_point started() const { return started_; }
+  bool stopping() const { return stopping_; }
+  // Calls `fn` for every open connection, each on its own thread (shards
+  // are asked in turn, the home thread waiting).
+  void ForEachConnection(const std::function<void(const Loop::Connection&)>& fn);
+  // Replicas attached on every shard now.
+  size_t replicas() const;
 
+ private:
   // Hands a connection to the loop of the thread the listener placed it on.
   void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
-  // Calls `fn` for every open connection, each on its own thread (shards
-  // are asked in turn, the home thread waiting). Home thread only.
-  void ForEachConnection(const std::function<void(const Loop::Connection&)>& fn);
-  // Replicas attached on every shard now. Home thread only.
-  size_t replicas() const;
   void StartAdmin();
 
   Config config_;

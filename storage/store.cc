@@ -20,6 +20,22 @@ using codec::Refusal;
 
 namespace {
 
+// True when `path` holds nothing but what RocksDB writes before CURRENT
+// while it creates a database (its LOG, LOCK, IDENTITY, a first MANIFEST or
+// OPTIONS file): a creation cut short, by a kill say, that stored nothing.
+bool UnfinishedCreation(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(path, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool rocksdb_own = name == "LOG" || name.starts_with("LOG.old.") || name == "LOCK" ||
+                             name == "IDENTITY" || name.starts_with("MANIFEST-") ||
+                             name.starts_with("OPTIONS-") || name.ends_with(".dbtmp");
+    if (!rocksdb_own || !entry.is_regular_file(error)) return false;
+  }
+  return !error;
+}
+
 // Refuses a directory that is not a store of this format version. Opens it
 // read-only, so nothing is written, and reads only the version key (and, if
 // that is missing, whether there is any key at all).
@@ -28,6 +44,8 @@ Result<void> CheckVersion(const std::string& path) {
   std::error_code error;
   if (!fs::exists(path, error) || fs::is_empty(path, error)) return {};
   if (!fs::exists(fs::path(path) / "CURRENT", error)) {
+    if (UnfinishedCreation(path)) return {};  // Created again from the start.
+
     return Refusal{Reason::kUnknownVersion,
                    "data directory " + path + " is not empty and holds no aweft store"};
   }

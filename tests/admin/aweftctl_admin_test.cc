@@ -15,7 +15,7 @@
 #include "codec/commit.h"
 #include "codec/id.h"
 #include "codec/json.h"
-#include "node/document_json.h"
+#include "node/json/document_json.h"
 #include "sync/snapshot.h"
 #include "tests/codec/doubles.h"
 #include "tests/admin/admin_fixture.h"

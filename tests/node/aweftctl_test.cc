@@ -21,7 +21,7 @@
 #include "codec/commit.h"
 #include "codec/id.h"
 #include "codec/json.h"
-#include "node/commit_json.h"
+#include "node/json/commit_json.h"
 #include "tests/codec/doubles.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "node/commit_json.h"
+#include "node/json/commit_json.h"
 
 #include <string>
 

@@ -99,6 +99,27 @@ TEST_CASE("a directory holding something else is refused as unknown-version",
   CHECK_THAT(store.error().ToString(), Catch::StartsWith("unknown-version: data directory"));
 }
 
+// A process killed while RocksDB created the store leaves its LOG (and
+// perhaps LOCK, IDENTITY, a MANIFEST) and no CURRENT: nothing was stored,
+// and the next open creates the store. Beside any other file it is refused.
+TEST_CASE("a store whose creation was cut short opens as a new one", "[storage]") {
+  TempDir dir;
+  std::ofstream(dir.path() + "/LOG") << "rocksdb began";
+  std::ofstream(dir.path() + "/IDENTITY") << "x";
+  std::ofstream(dir.path() + "/MANIFEST-000001");
+  {
+    Store store = OpenStore(dir.path());
+    OpenDoc(store, "notes");
+  }
+  CHECK(Store::Open(dir.path()));
+  TempDir other;
+  std::ofstream(other.path() + "/LOG") << "rocksdb began";
+  std::ofstream(other.path() + "/notes.txt") << "not a store";
+  Result<Store> refused = Store::Open(other.path());
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().reason == Reason::kUnknownVersion);
+}
+
 TEST_CASE("a new name gets a fresh root, and reopening finds the same root", "[storage]") {
   TempDir dir;
   Id object_root, map_root;

@@ -20,8 +20,8 @@
 #include "codec/frame.h"
 #include "codec/id.h"
 #include "codec/json.h"
-#include "node/commit_json.h"
-#include "node/ctl_commands.h"
+#include "node/json/commit_json.h"
+#include "node/ctl/ctl_commands.h"
 
 namespace {
 

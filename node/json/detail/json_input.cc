@@ -1,4 +1,4 @@
-#include "node/detail/json_input.h"
+#include "node/json/detail/json_input.h"
 
 #include "codec/id.h"
 

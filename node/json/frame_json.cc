@@ -1,5 +1,5 @@
 // The frame half of commit_json.h: frames <-> the frame fixtures' JSON.
-#include "node/commit_json.h"
+#include "node/json/commit_json.h"
 
 #include <cmath>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "codec/id.h"
-#include "node/detail/json_input.h"
+#include "node/json/detail/json_input.h"
 
 namespace aweft::node {
 namespace {

@@ -1,4 +1,4 @@
-#include "node/commit_json.h"
+#include "node/json/commit_json.h"
 
 #include <cmath>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "codec/id.h"
-#include "node/detail/json_input.h"
+#include "node/json/detail/json_input.h"
 
 namespace aweft::node {
 namespace {

@@ -1,11 +1,11 @@
-#include "node/document_json.h"
+#include "node/json/document_json.h"
 
 #include <boost/json/array.hpp>
 
 #include "codec/commit.h"
 #include "codec/id.h"
-#include "node/commit_json.h"
-#include "node/detail/json_input.h"
+#include "node/json/commit_json.h"
+#include "node/json/detail/json_input.h"
 
 namespace aweft::node {
 namespace {

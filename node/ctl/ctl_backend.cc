@@ -1,4 +1,4 @@
-#include "node/ctl_backend.h"
+#include "node/ctl/ctl_backend.h"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -8,8 +8,8 @@
 #include "codec/commit.h"
 #include "codec/id.h"
 #include "codec/json.h"
-#include "node/commit_json.h"
-#include "node/document_json.h"
+#include "node/json/commit_json.h"
+#include "node/json/document_json.h"
 #include "storage/store.h"
 #include "sync/snapshot.h"
 

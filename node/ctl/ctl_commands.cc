@@ -1,4 +1,4 @@
-#include "node/ctl_commands.h"
+#include "node/ctl/ctl_commands.h"
 
 #include <unistd.h>
 
@@ -16,8 +16,8 @@
 #include <string>
 
 #include "codec/json.h"
-#include "node/commit_json.h"
-#include "node/ctl_backend.h"
+#include "node/json/commit_json.h"
+#include "node/ctl/ctl_backend.h"
 
 namespace aweft::node::ctl {
 namespace {
