@@ -103,18 +103,53 @@ Observable* Document::Materialize(const Id& id, Kind kind) {
   return raw;
 }
 
+const Value* Document::Current(const Delta& d) const {
+  auto it = index_.find(d.id);
+  return it == index_.end() ? nullptr : it->second->Get(d.ref.key);
+}
+
 Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
   const std::vector<Delta>& deltas = commit.deltas;
   if (deltas.empty()) return Refusal{Reason::kEmptyCommit, "the commit has no delta"};
   if (!local) {
     if (auto wire = CheckWire(commit); !wire) return wire;
   }
-  auto current = [&](const Delta& d) -> const Value* {
-    auto it = index_.find(d.id);
-    return it == index_.end() ? nullptr : it->second->Get(d.ref.key);
-  };
+  if (auto kinds = CheckKinds(deltas); !kinds) return kinds;
+  Result<Homes> homes = CheckEdges(deltas);
+  if (!homes) return homes.error();
+  if (auto reachable = CheckReachable(deltas, *homes); !reachable) return reachable;
+  if (auto slots = CheckSlots(deltas); !slots) return slots;
 
-  // Every mention of an id agrees on its kind (spec §1.2).
+  // Valid: write everything.
+  const Written written = WriteSlots(deltas);
+  if (written.effective == 0) return {};  // A replace of what is there: nothing.
+  const std::vector<Observable*> leaving = Leaving(MoveEdges(deltas, written));
+  std::shared_ptr<Commit> undo = any_undo_ ? UndoOf(deltas, written, leaving) : nullptr;
+
+  std::vector<std::unique_ptr<Observable>> freed;
+  for (Observable* node : leaving) {
+    auto it = index_.find(node->id_);
+    node->parent_ = nullptr;
+    freed.push_back(std::move(it->second));
+    index_.erase(it);
+  }
+
+  std::shared_ptr<Commit> delivered;
+  if (written.effective == deltas.size()) {
+    delivered = std::make_shared<Commit>(commit);
+  } else {
+    delivered = std::make_shared<Commit>();
+    delivered->tag = commit.tag;
+    for (size_t i = 0; i < deltas.size(); ++i) {
+      if (written.targets[i]) delivered->deltas.push_back(deltas[i]);
+    }
+  }
+  if (!watchers_.empty()) Deliver(std::move(delivered), std::move(undo), local);
+  return {};
+}
+
+// Every mention of an id agrees on its kind (spec §1.2).
+Result<void> Document::CheckKinds(const std::vector<Delta>& deltas) const {
   std::unordered_map<Id, Kind, codec::IdHash> kinds;
   auto agrees = [&](const Id& id, Kind kind) {
     if (auto it = index_.find(id); it != index_.end()) return it->second->kind() == kind;
@@ -131,9 +166,12 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
                      "two mentions of " + Name(*clash) + " disagree about its kind"};
     }
   }
+  return {};
+}
 
-  // At most one attach edge each (spec §1.1): edges the commit overwrites are
-  // subtracted before those it writes are added, so order does not matter.
+// At most one attach edge each (spec §1.1): edges the commit overwrites are
+// subtracted before those it writes are added, so order does not matter.
+Result<Document::Homes> Document::CheckEdges(const std::vector<Delta>& deltas) const {
   std::unordered_map<Id, int, codec::IdHash> edges;
   auto count = [&](const Id& id) -> int& {
     auto [it, inserted] = edges.try_emplace(id, 0);
@@ -142,11 +180,11 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
   };
   for (const Delta& d : deltas) {
     if (d.type == DeltaType::kAdd) continue;
-    if (const Value* v = current(d); v && IsAttach(*v)) {
+    if (const Value* v = Current(d); v && IsAttach(*v)) {
       --count(std::get<Reference>(*v).id);
     }
   }
-  std::unordered_map<Id, Id, codec::IdHash> homes;  // Child -> new parent.
+  Homes homes;
   for (const Delta& d : deltas) {
     if (const Reference* ref = AttachOf(d.value)) {
       ++count(ref->id);
@@ -155,14 +193,17 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
   }
   for (const auto& [id, n] : edges) {
     if (n > 1) {
-      return Refusal{Reason::kMultipleAttach,
-                     Name(id) + " would have a second attach edge"};
+      return Refusal{Reason::kMultipleAttach, Name(id) + " would have a second attach edge"};
     }
   }
+  return homes;
+}
 
-  // Every target has a path of attach edges from the root: in the document
-  // before the commit (edges it removes still count), or through the edges
-  // it adds (spec §1.1).
+// Every target has a path of attach edges from the root: in the document
+// before the commit (edges it removes still count), or through the edges it
+// adds (spec §1.1); and no observable is attached inside its own subtree.
+Result<void> Document::CheckReachable(const std::vector<Delta>& deltas,
+                                      const Homes& homes) const {
   auto reachable = [&](Id id) {
     for (size_t steps = 0; steps <= homes.size(); ++steps) {
       if (index_.count(id)) return true;
@@ -174,74 +215,75 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
   };
   for (const Delta& d : deltas) {
     if (!reachable(d.id)) {
-      return Refusal{Reason::kUnreachable,
-                     Name(d.id) + " has no attach path from the root"};
+      return Refusal{Reason::kUnreachable, Name(d.id) + " has no attach path from the root"};
     }
   }
-  if (!homes.empty()) {
-    // An observable attached inside its own subtree would be cut off with
-    // it: follow each new edge upwards through the state after the commit.
-    std::set<std::pair<Id, std::string_view>> cut;
-    for (const Delta& d : deltas) {
-      if (d.type != DeltaType::kAdd) cut.emplace(d.id, d.ref.key);
-    }
-    auto parent_after = [&](const Id& id) -> std::optional<Id> {
-      if (auto it = homes.find(id); it != homes.end()) return it->second;
-      auto it = index_.find(id);
-      if (it == index_.end() || !it->second->parent_) return std::nullopt;
-      const Observable& node = *it->second;
-      if (cut.count({node.parent_->id(), node.parent_key_})) return std::nullopt;
-      return node.parent_->id();
-    };
-    const size_t limit = index_.size() + homes.size() + 1;
-    for (const auto& [child, parent] : homes) {
-      std::optional<Id> at = parent;
-      for (size_t steps = 0; at && *at != root_->id() && steps < limit; ++steps) {
-        if (*at == child) {
-          return Refusal{Reason::kUnreachable,
-                         Name(child) + " would be attached inside its own subtree"};
-        }
-        at = parent_after(*at);
-      }
-    }
-  }
-
-  // The slot is there for replace and remove, and free for add (spec §2.1).
+  if (homes.empty()) return {};
+  // An observable attached inside its own subtree would be cut off with it:
+  // follow each new edge upwards through the state after the commit.
+  std::set<std::pair<Id, std::string_view>> cut;
   for (const Delta& d : deltas) {
-    const Value* v = current(d);
+    if (d.type != DeltaType::kAdd) cut.emplace(d.id, d.ref.key);
+  }
+  auto parent_after = [&](const Id& id) -> std::optional<Id> {
+    if (auto it = homes.find(id); it != homes.end()) return it->second;
+    auto it = index_.find(id);
+    if (it == index_.end() || !it->second->parent_) return std::nullopt;
+    const Observable& node = *it->second;
+    if (cut.count({node.parent_->id(), node.parent_key_})) return std::nullopt;
+    return node.parent_->id();
+  };
+  const size_t limit = index_.size() + homes.size() + 1;
+  for (const auto& [child, parent] : homes) {
+    std::optional<Id> at = parent;
+    for (size_t steps = 0; at && *at != root_->id() && steps < limit; ++steps) {
+      if (*at == child) {
+        return Refusal{Reason::kUnreachable,
+                       Name(child) + " would be attached inside its own subtree"};
+      }
+      at = parent_after(*at);
+    }
+  }
+  return {};
+}
+
+// The slot is there for replace and remove, and free for add (spec §2.1).
+Result<void> Document::CheckSlots(const std::vector<Delta>& deltas) const {
+  for (const Delta& d : deltas) {
+    const Value* v = Current(d);
     if (d.type == DeltaType::kAdd && v) {
-      return Refusal{Reason::kSlotExists, "an add names a slot of " + Name(d.id) +
-                                              " that is already taken"};
+      return Refusal{Reason::kSlotExists,
+                     "an add names a slot of " + Name(d.id) + " that is already taken"};
     }
     if (d.type != DeltaType::kAdd && !v) {
-      return Refusal{Reason::kSlotMissing, "a " +
-                                               std::string(codec::DeltaTypeName(d.type)) +
+      return Refusal{Reason::kSlotMissing, "a " + std::string(codec::DeltaTypeName(d.type)) +
                                                " names a slot of " + Name(d.id) +
                                                " that is not there"};
     }
   }
+  return {};
+}
 
-  // --- Valid: write everything.
-  std::unordered_set<const Observable*> created;
+Document::Written Document::WriteSlots(const std::vector<Delta>& deltas) {
+  Written written;
   auto node_for = [&](const Id& id, Kind kind) {
     if (auto it = index_.find(id); it != index_.end()) return it->second.get();
     Observable* node = Materialize(id, kind);
-    created.insert(node);
+    written.created.insert(node);
     return node;
   };
-  std::vector<std::optional<Value>> priors(deltas.size());
-  std::vector<Observable*> targets(deltas.size(), nullptr);
-  size_t effective = 0;
+  written.priors.resize(deltas.size());
+  written.targets.assign(deltas.size(), nullptr);
   for (size_t i = 0; i < deltas.size(); ++i) {
     const Delta& d = deltas[i];
     Observable* target = node_for(d.id, d.ref.kind);
     if (const Reference* ref = AttachOf(d.value)) node_for(ref->id, ref->kind);
     auto it = target->slots_.find(d.ref.key);
     if (d.type == DeltaType::kReplace && it->second == *d.value) continue;
-    targets[i] = target;
-    ++effective;
+    written.targets[i] = target;
+    ++written.effective;
     if (it != target->slots_.end()) {
-      priors[i] = std::move(it->second);
+      written.priors[i] = std::move(it->second);
       if (d.type == DeltaType::kRemove) {
         target->slots_.erase(it);
       } else {
@@ -251,31 +293,37 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
       target->slots_.emplace(d.ref.key, *d.value);
     }
   }
-  if (effective == 0) return {};  // A replace of what is there: nothing.
+  return written;
+}
 
-  // Move attach edges: first every edge the commit overwrote, then the new.
+// First every edge the commit overwrote, then the new.
+std::vector<Observable*> Document::MoveEdges(const std::vector<Delta>& deltas,
+                                             const Written& written) {
   std::vector<Observable*> lost;
   for (size_t i = 0; i < deltas.size(); ++i) {
-    if (!targets[i]) continue;
-    if (const Reference* ref = AttachOf(priors[i])) {
+    if (!written.targets[i]) continue;
+    if (const Reference* ref = AttachOf(written.priors[i])) {
       Observable* child = index_.at(ref->id).get();
-      if (child->parent_ == targets[i] && child->parent_key_ == deltas[i].ref.key) {
+      if (child->parent_ == written.targets[i] && child->parent_key_ == deltas[i].ref.key) {
         child->parent_ = nullptr;
         lost.push_back(child);
       }
     }
   }
   for (size_t i = 0; i < deltas.size(); ++i) {
-    if (!targets[i]) continue;
+    if (!written.targets[i]) continue;
     if (const Reference* ref = AttachOf(deltas[i].value)) {
       Observable* child = index_.at(ref->id).get();
-      child->parent_ = targets[i];
+      child->parent_ = written.targets[i];
       child->parent_key_ = deltas[i].ref.key;
     }
   }
+  return lost;
+}
 
-  // What lost its edge and got no other leaves the document, with its
-  // attached subtree (spec §1.3).
+// What lost its edge and got no other leaves the document, with its
+// attached subtree (spec §1.3).
+std::vector<Observable*> Document::Leaving(const std::vector<Observable*>& lost) const {
   std::vector<Observable*> leaving;
   std::unordered_set<const Observable*> seen;
   for (Observable* top : lost) {
@@ -293,69 +341,49 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
       }
     }
   }
+  return leaving;
+}
 
-  std::shared_ptr<Commit> undo;
-  if (any_undo_) {
-    undo = std::make_shared<Commit>();
-    std::unordered_set<const Observable*> dropped;
-    for (Observable* node : leaving) {
-      if (!created.count(node)) dropped.insert(node);
-    }
-    for (size_t i = 0; i < deltas.size(); ++i) {
-      if (!targets[i] || dropped.count(targets[i])) continue;
-      const Delta& d = deltas[i];
-      switch (d.type) {
-        case DeltaType::kAdd:
-          undo->deltas.push_back({DeltaType::kRemove, d.id, d.ref, std::nullopt});
-          break;
-        case DeltaType::kRemove:
-          undo->deltas.push_back({DeltaType::kAdd, d.id, d.ref, priors[i]});
-          break;
-        case DeltaType::kReplace:
-          undo->deltas.push_back({DeltaType::kReplace, d.id, d.ref, priors[i]});
-          break;
-      }
-    }
-    // A dropped observable comes back described as it was before the commit.
-    for (const Observable* node : dropped) {
-      Slots before = node->slots_;
-      for (size_t i = 0; i < deltas.size(); ++i) {
-        if (targets[i] != node) continue;
-        if (priors[i]) {
-          before.insert_or_assign(deltas[i].ref.key, *priors[i]);
-        } else {
-          before.erase(deltas[i].ref.key);
-        }
-      }
-      for (auto& [key, value] : before) {
-        undo->deltas.push_back({DeltaType::kAdd, node->id_, {node->kind_, key},
-                                std::move(value)});
-      }
-    }
-    std::sort(undo->deltas.begin(), undo->deltas.end(),
-              [](const Delta& a, const Delta& b) { return codec::CompareSlots(a, b) < 0; });
-  }
-
-  std::vector<std::unique_ptr<Observable>> freed;
+std::shared_ptr<Commit> Document::UndoOf(const std::vector<Delta>& deltas, const Written& written,
+                                         const std::vector<Observable*>& leaving) const {
+  auto undo = std::make_shared<Commit>();
+  std::unordered_set<const Observable*> dropped;
   for (Observable* node : leaving) {
-    auto it = index_.find(node->id_);
-    node->parent_ = nullptr;
-    freed.push_back(std::move(it->second));
-    index_.erase(it);
+    if (!written.created.count(node)) dropped.insert(node);
   }
-
-  std::shared_ptr<Commit> delivered;
-  if (effective == deltas.size()) {
-    delivered = std::make_shared<Commit>(commit);
-  } else {
-    delivered = std::make_shared<Commit>();
-    delivered->tag = commit.tag;
-    for (size_t i = 0; i < deltas.size(); ++i) {
-      if (targets[i]) delivered->deltas.push_back(deltas[i]);
+  for (size_t i = 0; i < deltas.size(); ++i) {
+    if (!written.targets[i] || dropped.count(written.targets[i])) continue;
+    const Delta& d = deltas[i];
+    switch (d.type) {
+      case DeltaType::kAdd:
+        undo->deltas.push_back({DeltaType::kRemove, d.id, d.ref, std::nullopt});
+        break;
+      case DeltaType::kRemove:
+        undo->deltas.push_back({DeltaType::kAdd, d.id, d.ref, written.priors[i]});
+        break;
+      case DeltaType::kReplace:
+        undo->deltas.push_back({DeltaType::kReplace, d.id, d.ref, written.priors[i]});
+        break;
     }
   }
-  if (!watchers_.empty()) Deliver(std::move(delivered), std::move(undo), local);
-  return {};
+  // A dropped observable comes back described as it was before the commit.
+  for (const Observable* node : dropped) {
+    Slots before = node->slots_;
+    for (size_t i = 0; i < deltas.size(); ++i) {
+      if (written.targets[i] != node) continue;
+      if (written.priors[i]) {
+        before.insert_or_assign(deltas[i].ref.key, *written.priors[i]);
+      } else {
+        before.erase(deltas[i].ref.key);
+      }
+    }
+    for (auto& [key, value] : before) {
+      undo->deltas.push_back({DeltaType::kAdd, node->id_, {node->kind_, key}, std::move(value)});
+    }
+  }
+  std::sort(undo->deltas.begin(), undo->deltas.end(),
+            [](const Delta& a, const Delta& b) { return codec::CompareSlots(a, b) < 0; });
+  return undo;
 }
 
 }  // namespace aweft::sync

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "codec/result.h"
@@ -215,6 +216,30 @@ class Document {
   void Rollback();
   std::optional<Commit> BuildCommit();
   Result<void> ApplyCommit(const Commit& commit, bool local);
+  // ApplyCommit's phases (sync/apply.cc), in order. The checks read the
+  // document only; `Homes` maps each child a commit attaches to its new
+  // parent.
+  using Homes = std::unordered_map<Id, Id, codec::IdHash>;
+  struct Written {  // What a valid commit changed, delta by delta.
+    std::vector<std::optional<Value>> priors;  // Each slot before it.
+    std::vector<Observable*> targets;          // Null: the delta changed nothing.
+    std::unordered_set<const Observable*> created;
+    size_t effective = 0;  // Deltas that changed something.
+  };
+  using Delta = codec::Delta;
+  Result<void> CheckKinds(const std::vector<Delta>& deltas) const;
+  Result<Homes> CheckEdges(const std::vector<Delta>& deltas) const;
+  Result<void> CheckReachable(const std::vector<Delta>& deltas, const Homes& homes) const;
+  Result<void> CheckSlots(const std::vector<Delta>& deltas) const;
+  Written WriteSlots(const std::vector<Delta>& deltas);
+  // Moves attach edges; returns the observables that lost theirs.
+  std::vector<Observable*> MoveEdges(const std::vector<Delta>& deltas, const Written& written);
+  // What lost its edge and got no other, with its attached subtree.
+  std::vector<Observable*> Leaving(const std::vector<Observable*>& lost) const;
+  std::shared_ptr<Commit> UndoOf(const std::vector<Delta>& deltas, const Written& written,
+                                 const std::vector<Observable*>& leaving) const;
+  // The value in the slot `delta` names, or null.
+  const Value* Current(const Delta& delta) const;
   Observable* Materialize(const Id& id, Kind kind);
   void Deliver(std::shared_ptr<const Commit> commit,
                std::shared_ptr<const Commit> undo, bool local);
