@@ -24,12 +24,26 @@
 
 namespace aweft::node {
 
+// Where a loop gets the documents its connections share: on the home
+// thread the hub itself, on a shard that shard's replicas of home documents.
+// Called on the loop's thread; answers there.
+class Documents {
+ public:
+  using Opened = std::function<void(codec::Result<sync::Document*>, bool created)>;
+  virtual ~Documents() = default;
+  // Opens `open.name` for one share (Hub::Open's rules); `done` hears the
+  // document or the refusal, now or on a later turn.
+  virtual void Open(const codec::OpenFrame& open, bool may_write, Opened done) = 0;
+  // Gives back one share.
+  virtual void Release(const std::string& name) = 0;
+};
+
 // The node's documents (docs/node.md "Connections and documents"): those
 // loaded and how many links share each, loading from the store, creating
 // (limits.max_documents) or finding a name upstream, eviction once idle,
 // whether the store can take writes now, and the durable asks that wait for
 // it. Home thread only, except Unavailable().
-class Hub {
+class Hub final : public Documents {
  public:
   struct Loaded {
     sync::Document* document = nullptr;
@@ -37,11 +51,9 @@ class Hub {
     std::chrono::steady_clock::time_point active;
     uint64_t watch = 0;
   };
-  using Opened = std::function<void(codec::Result<sync::Document*>, bool created)>;
-
   Hub(const Config& config, boost::asio::io_context& io, storage::Store& store,
       DurableScheduler& durable, Upstreams& upstreams);
-  ~Hub();
+  ~Hub() override;
 
   // Opens `open.name` for one share: loaded already, from the store, or,
   // for a new name, made with `open.root` when the opener holds the
@@ -49,9 +61,9 @@ class Hub {
   // matches the name; else with the root of the upstream that holds it.
   // `done` hears the document (one share counted) and whether it was
   // created here, or the refusal.
-  void Open(const codec::OpenFrame& open, bool may_write, Opened done);
+  void Open(const codec::OpenFrame& open, bool may_write, Opened done) override;
   // Gives back one share.
-  void Release(const std::string& name);
+  void Release(const std::string& name) override;
   // Loads `name` (shares unchanged), creating it with `create_root` when the
   // store has none.
   codec::Result<sync::Document*> Load(const std::string& name,

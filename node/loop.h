@@ -26,33 +26,6 @@
 
 namespace aweft::node {
 
-// Where a loop gets the documents its connections share: on the home
-// thread the hub, on a shard that shard's replicas of home documents.
-// Called on the loop's thread; answers there.
-class Documents {
- public:
-  using Opened = std::function<void(codec::Result<sync::Document*>, bool created)>;
-  virtual ~Documents() = default;
-  // Opens `open.name` for one share (Hub::Open's rules); `done` hears the
-  // document or the refusal, now or on a later turn.
-  virtual void Open(const codec::OpenFrame& open, bool may_write, Opened done) = 0;
-  // Gives back one share.
-  virtual void Release(const std::string& name) = 0;
-};
-
-// The home thread's documents: the hub itself.
-class HubDocuments final : public Documents {
- public:
-  explicit HubDocuments(Hub& hub) : hub_(hub) {}
-  void Open(const codec::OpenFrame& open, bool may_write, Opened done) override {
-    hub_.Open(open, may_write, std::move(done));
-  }
-  void Release(const std::string& name) override { hub_.Release(name); }
-
- private:
-  Hub& hub_;
-};
-
 // What every loop of a node shares. Hub, upstreams and store are the home
 // thread's: a loop uses them in work it posts there (Hub::Unavailable()
 // excepted, which any thread may call).

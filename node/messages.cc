@@ -21,8 +21,6 @@ const json::string* TextAt(const json::object* object, std::string_view key) {
   return value ? value->if_string() : nullptr;
 }
 
-std::string_view View(const json::string& text) { return {text.data(), text.size()}; }
-
 }  // namespace
 
 json::value ToJson(const HasAsk& ask) { return json::object{{"name", ask.name}}; }
@@ -30,7 +28,7 @@ json::value ToJson(const HasAsk& ask) { return json::object{{"name", ask.name}};
 codec::Result<HasAsk> ParseHasAsk(const json::value& args) {
   const json::string* name = TextAt(args.if_object(), "name");
   if (!name) return Refusal{Reason::kInvalidName, "has takes {\"name\": text}"};
-  return HasAsk{std::string(View(*name))};
+  return HasAsk{std::string(std::string_view(*name))};
 }
 
 json::value HasAnswerJson(const std::optional<Held>& held) {
@@ -48,8 +46,8 @@ codec::Result<std::optional<Held>> ParseHasAnswer(const json::value& result) {
   if (!held->get_bool()) return std::optional<Held>();
   const json::string* root = TextAt(object, "root");
   const json::string* kind = TextAt(object, "kind");
-  auto id = root ? codec::IdFromText(View(*root)) : codec::Result<codec::Id>(NotAnAnswer("has", kShape));
-  auto named = kind ? codec::KindFromName(View(*kind)) : std::nullopt;
+  auto id = root ? codec::IdFromText(std::string_view(*root)) : codec::Result<codec::Id>(NotAnAnswer("has", kShape));
+  auto named = kind ? codec::KindFromName(std::string_view(*kind)) : std::nullopt;
   if (!id || !named) return NotAnAnswer("has", kShape);
   return std::optional<Held>(Held{*id, *named});
 }
@@ -61,7 +59,7 @@ json::value ToJson(const HelloAsk& ask) {
 
 HelloAsk ParseHelloAsk(const json::value& args) {
   const json::string* id = TextAt(args.if_object(), "id");
-  return HelloAsk{id ? std::optional<std::string>(View(*id)) : std::nullopt};
+  return HelloAsk{id ? std::optional<std::string>(std::string_view(*id)) : std::nullopt};
 }
 
 json::value ToJson(const HelloAnswer& answer) {
@@ -77,7 +75,7 @@ codec::Result<HelloAnswer> ParseHelloAnswer(const json::value& result) {
   HelloAnswer answer;
   for (const json::value& id : path->get_array()) {
     if (!id.is_string()) return NotAnAnswer("hello", R"({"path": [ids]})");
-    answer.path.emplace_back(View(id.get_string()));
+    answer.path.emplace_back(std::string_view(id.get_string()));
   }
   return answer;
 }

@@ -97,9 +97,8 @@ Node::Node(Config config, asio::io_context& io)
   hub_ = std::make_unique<Hub>(config_, io_, *store_, *link_scheduler_, *upstreams_);
   context_.reset(new LoopContext{config_, access_, meters_, io_.get_executor(), *hub_, *upstreams_,
                                  *store_, stopping_, connection_ids_});
-  home_documents_ = std::make_unique<HubDocuments>(*hub_);
   home_ = std::make_unique<Loop>(0, *context_, io_.get_executor(), *link_scheduler_, nullptr);
-  home_->set_documents(*home_documents_);
+  home_->set_documents(*hub_);
   for (size_t i = 1; i < config_.threads; ++i) {
     shards_.push_back(
         std::make_unique<Shard>(i - 1, *context_, channel_scheduler_, *link_scheduler_));

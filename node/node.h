@@ -3,22 +3,17 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "admin/http_server.h"
 #include "admin/metrics.h"
 #include "admin/router.h"
 #include "node/access.h"
 #include "node/admin_source.h"
-#include "node/client.h"
 #include "node/config.h"
 #include "node/durable.h"
 #include "node/hub.h"
@@ -27,8 +22,6 @@
 #include "node/upstreams.h"
 #include "storage/store.h"
 #include "sync/asio_scheduler.h"
-#include "sync/link.h"
-#include "sync/requests.h"
 #include "sync/websocket.h"
 
 namespace aweft::node {
@@ -92,7 +85,6 @@ class Node {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> connection_ids_{1};
   std::unique_ptr<LoopContext> context_;
-  std::unique_ptr<HubDocuments> home_documents_;
   std::unique_ptr<Loop> home_;  // Loop 0, on the home thread.
   std::vector<std::unique_ptr<Shard>> shards_;  // threads - 1.
   size_t next_place_ = 0;  // Round-robin over home and shards (listener's thread).

@@ -152,8 +152,7 @@ TEST_CASE("aweftctl exports from a node and imports into a data directory and a 
         std::string::npos);
 }
 
-// The bits a double keeps in the model: -0 is 0 there (spec §6.2).
-uint64_t ModelBits(double d) { return std::bit_cast<uint64_t>(d == 0 ? 0.0 : d); }
+using aweft::testing::ModelBits;
 
 // An export (docs/admin.md) of an object whose slots k0, k1, ... hold `values`.
 json::object ExportOf(const std::string& name, const codec::Id& root,

@@ -60,4 +60,7 @@ inline std::vector<double> RandomDoubles(size_t count, uint64_t seed) {
   return out;
 }
 
+// The bits a double keeps in the model: -0 is 0 there (spec §6.2).
+inline uint64_t ModelBits(double d) { return std::bit_cast<uint64_t>(d == 0 ? 0.0 : d); }
+
 }  // namespace aweft::testing

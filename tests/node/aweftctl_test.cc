@@ -449,8 +449,7 @@ TEST_CASE("aweftctl --help and --version exit 0", "[node][aweftctl]") {
 
 namespace {
 
-// The bits a double keeps in the model: -0 is 0 there (spec §6.2).
-uint64_t ModelBits(double d) { return std::bit_cast<uint64_t>(d == 0 ? 0.0 : d); }
+using aweft::testing::ModelBits;
 
 TEST_CASE("a million random doubles (a tenth under sanitizers) keep their bits through aweftctl encode and decode",
           "[node][aweftctl][json]") {
