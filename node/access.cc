@@ -42,7 +42,7 @@ Access::Access(const std::vector<Token>& tokens, uint64_t max_per_address)
     : tokens_(tokens), max_per_address_(max_per_address) {}
 
 codec::Result<const Token*> Access::Authenticate(
-    const sync::WebSocketChannel::Handshake& handshake) const {
+    const sync::TextChannel::Handshake& handshake) const {
   if (tokens_.empty()) return static_cast<const Token*>(nullptr);
   const std::string_view bearer =
       admin::BearerToken(handshake.authorization, QueryToken(handshake.target));

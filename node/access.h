@@ -9,7 +9,7 @@
 
 #include "codec/result.h"
 #include "node/config.h"
-#include "sync/websocket.h"
+#include "sync/channel.h"
 
 namespace aweft::node {
 
@@ -31,7 +31,7 @@ class Access {
   // null when no tokens are configured. Refuses `forbidden` when tokens are
   // configured and none matches.
   codec::Result<const Token*> Authenticate(
-      const sync::WebSocketChannel::Handshake& handshake) const;
+      const sync::TextChannel::Handshake& handshake) const;
   // What `token` (null: no tokens configured) may do with `name`.
   static bool CanRead(const Token* token, std::string_view name);
   static bool CanWrite(const Token* token, std::string_view name);

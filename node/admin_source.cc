@@ -42,8 +42,8 @@ void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more) {
   total.refused_out += more.refused_out;
 }
 
-void AddTraffic(sync::WebSocketChannel::Traffic& total,
-                const sync::WebSocketChannel::Traffic& more) {
+void AddTraffic(sync::TextChannel::Traffic& total,
+                const sync::TextChannel::Traffic& more) {
   total.bytes_in += more.bytes_in;
   total.bytes_out += more.bytes_out;
 }
@@ -344,7 +344,7 @@ json::object NodeAdmin::Links() {
   node_.ForEachConnection([&](const Loop::Connection& c) {
     if (!c.link) return;  // Refused at the handshake, closing.
     const sync::Link::Stats& s = c.link->stats();
-    const sync::WebSocketChannel::Traffic& t = c.channel->traffic();
+    const sync::TextChannel::Traffic& t = c.channel->traffic();
     json::array topics;
     for (const auto& [name, topic] : c.shared) topics.emplace_back(name);
     links.push_back(
@@ -390,7 +390,7 @@ json::object NodeAdmin::Links() {
 void NodeAdmin::CollectMetrics() {
   NodeMetrics& m = node_.meters();
   sync::Link::Stats link = m.retired_link;
-  sync::WebSocketChannel::Traffic traffic = m.retired_traffic;
+  sync::TextChannel::Traffic traffic = m.retired_traffic;
   uint64_t clients = 0, peers = 0;
   node_.ForEachConnection([&](const Loop::Connection& c) {
     if (!c.link) return;

@@ -8,7 +8,7 @@
 #include "admin/metrics.h"
 #include "admin/source.h"
 #include "sync/link.h"
-#include "sync/websocket.h"
+#include "sync/channel.h"
 
 namespace aweft::node {
 
@@ -51,7 +51,7 @@ struct NodeMetrics {
 
   // Link counters of connections that have ended, so the totals only grow.
   sync::Link::Stats retired_link;
-  sync::WebSocketChannel::Traffic retired_traffic;
+  sync::TextChannel::Traffic retired_traffic;
 };
 
 // The admin endpoint's view of a Node (admin::Source): every answer is
@@ -82,8 +82,8 @@ class NodeAdmin : public admin::Source {
 
 // Adds `more` to `total`, field by field.
 void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more);
-void AddTraffic(sync::WebSocketChannel::Traffic& total,
-                const sync::WebSocketChannel::Traffic& more);
+void AddTraffic(sync::TextChannel::Traffic& total,
+                const sync::TextChannel::Traffic& more);
 
 // Counts each reason of `refused` in aweft_refusals_total: origin `local`
 // when this end refused, `remote` when the other end refused its commit.

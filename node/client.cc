@@ -66,7 +66,7 @@ Client::Stats Client::stats() const {
     total.link.refused_out += s.refused_out;
   }
   if (channel_) {
-    const sync::WebSocketChannel::Traffic& t = channel_->traffic();
+    const sync::TextChannel::Traffic& t = channel_->traffic();
     total.traffic.bytes_in += t.bytes_in;
     total.traffic.bytes_out += t.bytes_out;
     total.traffic.queued_bytes = t.queued_bytes;

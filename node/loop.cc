@@ -48,7 +48,7 @@ void Loop::FromHome(uint64_t id, Fn fn) {
   asio::post(executor_, std::move(run));
 }
 
-void Loop::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
+void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
   if (node_.stopping) return;
   auto connection = std::make_unique<Connection>();
   Connection& c = *connection;
@@ -281,10 +281,11 @@ void Loop::StopTopics(const std::string& name) {
 }
 
 void Loop::Drop(Connection& c) {
+  const std::optional<Refusal>& why = c.channel->end_reason();
   spdlog::info("event=disconnect peer={} connection={} reason=\"{}\"", c.remote, c.id,
-               c.channel->end_reason());
+               why ? why->ToString() : "");
   // Bytes that were not a frame: the channel ended the connection.
-  if (c.channel->end_reason().starts_with(codec::Name(Reason::kBadFrame))) {
+  if (why && why->reason == Reason::kBadFrame) {
     node_.meters.faults.Add(1, {Spelled(Reason::kBadFrame), "local"});
   }
   ToHome([&meters = node_.meters, link = c.link ? std::optional(c.link->stats()) : std::nullopt,

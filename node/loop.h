@@ -22,7 +22,7 @@
 #include "node/upstreams.h"
 #include "sync/link.h"
 #include "sync/requests.h"
-#include "sync/websocket.h"
+#include "sync/channel.h"
 
 namespace aweft::node {
 
@@ -52,7 +52,7 @@ class Loop {
  public:
   struct Connection {
     uint64_t id = 0;
-    std::unique_ptr<sync::WebSocketChannel> channel;
+    std::unique_ptr<sync::TextChannel> channel;
     std::unique_ptr<sync::Link> link;
     std::optional<sync::Requests> requests;
     const Token* token = nullptr;  // Null when no tokens are configured.
@@ -81,7 +81,7 @@ class Loop {
     return connections_;
   }
 
-  void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
+  void Accept(std::unique_ptr<sync::TextChannel> channel);
   // Stops every topic sharing `name` here: its clients hear `left` and may
   // open it again (its replica ended).
   void StopTopics(const std::string& name);

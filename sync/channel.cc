@@ -85,16 +85,23 @@ void ChannelBase::Deliver(codec::Frame frame) {
   });
 }
 
-void ChannelBase::EndWith(std::string reason) {
-  if (end_reason_.empty()) end_reason_ = std::move(reason);
+void ChannelBase::EndWith(codec::Refusal why) {
+  if (!end_reason_) end_reason_ = std::move(why);
   End();
 }
 
-std::optional<std::string> ChannelBase::DeliverBytes(std::string_view bytes) {
+std::optional<codec::Refusal> ChannelBase::DeliverBytes(std::string_view bytes) {
   auto frame = codec::DecodeFrame(bytes);
-  if (!frame) return frame.error().ToString();
+  if (!frame) return frame.error();
   Deliver(std::move(*frame));
   return std::nullopt;
+}
+
+void ChannelBase::Later(std::function<void()> fn) {
+  std::weak_ptr<ChannelBase*> self = self_;
+  scheduler_.Post([self, fn = std::move(fn)] {
+    if (auto alive = self.lock(); alive && *alive && !(*alive)->ended_) fn();
+  });
 }
 
 void ChannelBase::End() {
@@ -116,9 +123,9 @@ namespace {
 
 // One end of an in-process pair. Both ends share the pair's state, so either
 // may be destroyed first.
-class InProcessChannel : public ChannelBase {
+class InProcessChannel : public TextChannel {
  public:
-  explicit InProcessChannel(Scheduler& scheduler) : ChannelBase(scheduler) {}
+  explicit InProcessChannel(Scheduler& scheduler) : TextChannel(scheduler) {}
   ~InProcessChannel() override {
     if (peer_) peer_->peer_ = nullptr;
   }
@@ -126,6 +133,11 @@ class InProcessChannel : public ChannelBase {
   void Send(const codec::Frame& frame) override {
     if (ended() || !peer_) return;
     peer_->Deliver(frame);
+  }
+  void SendText(std::string text) override {
+    if (ended() || !peer_) return;
+    InProcessChannel* peer = peer_;
+    peer->Later([peer, text = std::move(text)] { peer->DeliverText(text); });
   }
   void Close() override {
     if (ended()) return;
@@ -138,7 +150,7 @@ class InProcessChannel : public ChannelBase {
 
 }  // namespace
 
-std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> InProcessPair(
+std::pair<std::unique_ptr<TextChannel>, std::unique_ptr<TextChannel>> InProcessPair(
     Scheduler& scheduler) {
   auto a = std::make_unique<InProcessChannel>(scheduler);
   auto b = std::make_unique<InProcessChannel>(scheduler);
@@ -152,7 +164,7 @@ namespace {
 // One end of a cross-thread pair. The pair's state names both ends; each
 // entry is written and read on its own end's thread only (by that end, and
 // by the work the other end posts there), so no lock is needed.
-class CrossThreadChannel : public ChannelBase {
+class CrossThreadChannel : public TextChannel {
  public:
   struct Pair {
     Scheduler* schedulers[2];
@@ -160,7 +172,7 @@ class CrossThreadChannel : public ChannelBase {
   };
 
   CrossThreadChannel(std::shared_ptr<Pair> pair, int side)
-      : ChannelBase(*pair->schedulers[side]), pair_(std::move(pair)), side_(side) {
+      : TextChannel(*pair->schedulers[side]), pair_(std::move(pair)), side_(side) {
     pair_->ends[side_] = this;
   }
   ~CrossThreadChannel() override {
@@ -171,6 +183,12 @@ class CrossThreadChannel : public ChannelBase {
   void Send(const codec::Frame& frame) override {
     if (ended()) return;
     OnPeer([frame](CrossThreadChannel& peer) { peer.Deliver(frame); });
+  }
+  void SendText(std::string text) override {
+    if (ended()) return;
+    OnPeer([text = std::move(text)](CrossThreadChannel& peer) {
+      if (!peer.ended()) peer.DeliverText(text);
+    });
   }
   void Close() override {
     if (peer_closed_) return;
@@ -199,7 +217,7 @@ class CrossThreadChannel : public ChannelBase {
 
 }  // namespace
 
-std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> CrossThreadPair(
+std::pair<std::unique_ptr<TextChannel>, std::unique_ptr<TextChannel>> CrossThreadPair(
     Scheduler& first, Scheduler& second) {
   auto pair = std::make_shared<CrossThreadChannel::Pair>();
   pair->schedulers[0] = &first;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -11,9 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include <boost/container/small_vector.hpp>
-
 #include "codec/frame.h"
+#include "codec/refusal.h"
 
 namespace aweft::sync {
 
@@ -94,21 +94,26 @@ class ChannelBase : public Channel {
 
   // True once the channel is ending: nothing more is sent.
   bool ended() const { return closing_; }
-  // Why it ended, once it has ("bad-frame: ...", a socket error); empty
-  // for a channel that only reports its end.
-  const std::string& end_reason() const { return end_reason_; }
+  // Why it ended, once it has: bytes that were not a frame (the decoder's
+  // reason, bad-frame or a decoding one), `limit`, or `closed` for a socket
+  // that ended (its message says how). Empty for a channel that only
+  // reports its end, and for one this end closed.
+  const std::optional<codec::Refusal>& end_reason() const { return end_reason_; }
 
  protected:
   // Delivers `frame` to the receivers on a later turn.
   void Deliver(codec::Frame frame);
   // Marks the channel ended and tells the closed listeners on a later turn.
   void End();
-  // As End(), keeping `reason` unless an earlier one was kept.
-  void EndWith(std::string reason);
+  // As End(), keeping `why` unless an earlier reason was kept.
+  void EndWith(codec::Refusal why);
   // For channels that carry bytes: decodes one frame and delivers it.
-  // Returns the refusal's text when the bytes are not a frame; the caller
-  // then ends the channel and closes its socket.
-  std::optional<std::string> DeliverBytes(std::string_view bytes);
+  // Returns the decoder's refusal when the bytes are not a frame; the
+  // caller then ends the channel and closes its socket.
+  std::optional<codec::Refusal> DeliverBytes(std::string_view bytes);
+  // Runs `fn` on a later turn, in order with deliveries, unless the channel
+  // is destroyed or its end has been told by then.
+  void Later(std::function<void()> fn);
   Scheduler& scheduler() { return scheduler_; }
 
  private:
@@ -120,23 +125,63 @@ class ChannelBase : public Channel {
   // Frames that arrived before the first receiver, kept for it.
   static constexpr size_t kUnreadLimit = 1024;
   std::deque<codec::Frame> unread_;
-  std::string end_reason_;
+  std::optional<codec::Refusal> end_reason_;
   bool closing_ = false;  // Set by End(): sending stops.
   bool ended_ = false;    // Set when the end is told: delivery stops.
 };
 
+// A channel that also carries text messages beside its frames, as a
+// WebSocket does (requests ride on them, behaviour.md §3), and says who
+// opened it. Text is delivered in order with the frames, on a later turn.
+class TextChannel : public ChannelBase {
+ public:
+  // The accepting end's view of the request that opened it.
+  struct Handshake {
+    std::string target;         // The request target, e.g. "/?token=abc".
+    std::string authorization;  // The Authorization header, if any.
+    std::string remote;         // The peer's address and port.
+  };
+  // Bytes of message payload (frames and text alike), for metrics.
+  // `queued_bytes` were handed to the channel and not yet written out: how
+  // far behind the other end is.
+  struct Traffic {
+    uint64_t bytes_in = 0, bytes_out = 0, queued_bytes = 0;
+  };
+
+  using ChannelBase::ChannelBase;
+
+  virtual void SendText(std::string text) = 0;
+  // The handler for text that arrives (one at a time).
+  void OnText(std::function<void(const std::string&)> fn) { on_text_ = std::move(fn); }
+  virtual Traffic traffic() const { return {}; }
+
+  // For an accepted channel, the request that opened it; empty for a
+  // dialed one.
+  const Handshake& handshake() const { return handshake_; }
+  void set_handshake(Handshake handshake) { handshake_ = std::move(handshake); }
+
+ protected:
+  void DeliverText(const std::string& text) {
+    if (on_text_) on_text_(text);
+  }
+
+ private:
+  std::function<void(const std::string&)> on_text_;
+  Handshake handshake_;
+};
+
 // Two channels joined in one process: what one sends, the other receives, as
-// values (no encoding). Closing either ends both.
-std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> InProcessPair(
+// values (no encoding; text as text). Closing either ends both.
+std::pair<std::unique_ptr<TextChannel>, std::unique_ptr<TextChannel>> InProcessPair(
     Scheduler& scheduler);
 
 // Two channels joined across threads: the first end lives on `first`'s
 // thread, the second on `second`'s, and each is used (sent on, closed,
-// destroyed) there only. A frame sent on one end is handed to the other's
-// scheduler, in order; closing or destroying either end ends both. Both
+// destroyed) there only. A frame or text sent on one end is handed to the
+// other's scheduler, in order; closing or destroying either end ends both. Both
 // schedulers' Post must be callable from any thread (AsioScheduler is), and
 // outlive the ends.
-std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> CrossThreadPair(
+std::pair<std::unique_ptr<TextChannel>, std::unique_ptr<TextChannel>> CrossThreadPair(
     Scheduler& first, Scheduler& second);
 
 }  // namespace aweft::sync

@@ -16,7 +16,7 @@
 
 #include "codec/cbor.h"
 #include "codec/json.h"
-#include "sync/websocket.h"
+#include "sync/channel.h"
 
 namespace aweft::sync {
 namespace {
@@ -126,16 +126,16 @@ class Holders {
     static Holders holders;
     return holders;
   }
-  Requests::State* Holder(const WebSocketChannel* channel) {
+  Requests::State* Holder(const TextChannel* channel) {
     std::lock_guard lock(mutex_);
     auto it = holders_.find(channel);
     return it == holders_.end() ? nullptr : it->second;
   }
-  void Hold(const WebSocketChannel* channel, Requests::State* state) {
+  void Hold(const TextChannel* channel, Requests::State* state) {
     std::lock_guard lock(mutex_);
     holders_[channel] = state;
   }
-  void Release(const WebSocketChannel* channel, Requests::State* state) {
+  void Release(const TextChannel* channel, Requests::State* state) {
     std::lock_guard lock(mutex_);
     if (auto it = holders_.find(channel); it != holders_.end() && it->second == state) {
       holders_.erase(it);
@@ -144,7 +144,7 @@ class Holders {
 
  private:
   std::mutex mutex_;
-  std::map<const WebSocketChannel*, Requests::State*> holders_;
+  std::map<const TextChannel*, Requests::State*> holders_;
 };
 
 }  // namespace
@@ -163,10 +163,10 @@ struct Requests::State : std::enable_shared_from_this<State> {
     std::unique_ptr<asio::steady_timer> timer;  // Only with a timeout.
   };
 
-  State(WebSocketChannel& channel, asio::any_io_executor executor)
+  State(TextChannel& channel, asio::any_io_executor executor)
       : channel(channel), executor(std::move(executor)) {}
 
-  WebSocketChannel& channel;
+  TextChannel& channel;
   asio::any_io_executor executor;
   uint64_t next_id = 1;
   std::map<uint64_t, Pending> pending;
@@ -201,8 +201,8 @@ void Requests::State::Start() {
   closed_handle = channel.Closed([weak] {
     auto self = weak.lock();
     if (!self) return;
-    std::string why = self->channel.end_reason();
-    self->Finish("the socket closed" + (why.empty() ? "" : " (" + why + ")"), true);
+    const auto& why = self->channel.end_reason();
+    self->Finish("the socket closed" + (why ? " (" + why->ToString() + ")" : ""), true);
   });
 }
 
@@ -371,7 +371,7 @@ bool Reply::answered() const { return state_->answered; }
 
 // --- Requests
 
-codec::Result<Requests> Requests::Open(WebSocketChannel& channel,
+codec::Result<Requests> Requests::Open(TextChannel& channel,
                                        asio::any_io_executor executor) {
   if (State* holder = Holders::Get().Holder(&channel)) {
     if (!channel.ended()) {

@@ -17,7 +17,7 @@
 
 namespace aweft::sync {
 
-class WebSocketChannel;
+class TextChannel;
 
 // Why an ask has no result (behaviour.md §3). `reason` is either one of this
 // end's (closed, timeout, not-data) or whatever the answering end answered
@@ -101,14 +101,15 @@ using Answerer = std::function<void(const std::string& name, const boost::json::
                                     Reply reply)>;
 
 // JSON requests beside the link, in both directions, as text messages on a
-// WebSocket whose binary messages carry the link (behaviour.md §3). Frames:
+// text channel (a WebSocket, or an in-process pair) whose frames carry the
+// link (behaviour.md §3). Frames:
 // {id,name,args}, {id,result}, {id,progress}, {id,error:{reason,message,
 // reasons?}}. Values are Boost.JSON values; one that JSON text cannot carry
 // (a number that is not finite, a string that is not UTF-8, nesting deeper
 // than kMaxDepth) is refused `not-data`.
 //
 // A text message that is not a request or an answer ends the requests and
-// closes the socket; answers for ids nobody waits on are dropped.
+// closes the channel; answers for ids nobody waits on are dropped.
 //
 // Lives on the executor's thread, which must be the channel's. Every callback
 // (done, progress, the answerer) runs on a later turn, never inside a call.
@@ -120,7 +121,7 @@ class Requests {
   // Starts requests on `channel`. Refuses `duplicate` while another live
   // Requests is on the same channel (until it stops, is destroyed, or the
   // channel ends). The channel may still be connecting: asks wait for it.
-  static codec::Result<Requests> Open(WebSocketChannel& channel,
+  static codec::Result<Requests> Open(TextChannel& channel,
                                       boost::asio::any_io_executor executor);
 
   Requests(Requests&&) noexcept;

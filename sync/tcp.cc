@@ -5,12 +5,6 @@
 #include "sync/tcp.h"
 
 #include <array>
-#include <chrono>
-#include <cstdint>
-#include <deque>
-#include <exception>
-#include <vector>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -19,6 +13,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <vector>
 
 #include "codec/refusal.h"
 
@@ -29,8 +28,8 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
-constexpr size_t kHeader = 4;       // The frame length, big-endian.
-constexpr size_t kWriteBatch = 64;  // Frames gathered into one write.
+constexpr size_t kHeader = 4;                      // The frame length, big-endian.
+constexpr size_t kWriteBatch = 64;                 // Frames gathered into one write.
 constexpr auto kLinger = std::chrono::seconds(5);  // Waiting for the far end
                                                    // to close after ours.
 
@@ -39,13 +38,13 @@ void Rethrow(std::exception_ptr e) {
   if (e) std::rethrow_exception(e);
 }
 
-std::string Limit(uint64_t length, size_t max) {
-  return codec::Refusal{codec::Reason::kLimit,
-                        "a frame of " + std::to_string(length) +
-                            " bytes is over the limit of " +
-                            std::to_string(max)}
-      .ToString();
+codec::Refusal Limit(uint64_t length, size_t max) {
+  return {codec::Reason::kLimit, "a frame of " + std::to_string(length) +
+                                     " bytes is over the limit of " + std::to_string(max)};
 }
+
+// Why a connection ended on its own: the socket closed, failed or timed out.
+codec::Refusal SocketEnd(std::string how) { return {codec::Reason::kClosed, std::move(how)}; }
 
 }  // namespace
 
@@ -62,26 +61,22 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
   void Start() {
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
-    asio::co_spawn(socket_.get_executor(), ReadLoop(shared_from_this()),
-                   Rethrow);
-    asio::co_spawn(socket_.get_executor(), WriteLoop(shared_from_this()),
-                   Rethrow);
+    asio::co_spawn(socket_.get_executor(), ReadLoop(shared_from_this()), Rethrow);
+    asio::co_spawn(socket_.get_executor(), WriteLoop(shared_from_this()), Rethrow);
   }
 
-  static asio::awaitable<void> Dial(std::shared_ptr<Session> self,
-                                    std::string host, std::string port) {
+  static asio::awaitable<void> Dial(std::shared_ptr<Session> self, std::string host,
+                                    std::string port) {
     tcp::resolver resolver(self->socket_.get_executor());
-    auto [rec, endpoints] =
-        co_await resolver.async_resolve(host, port, kNoThrow);
+    auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kNoThrow);
     if (rec) {
-      co_return self->Fail("cannot resolve " + host + ": " + rec.message());
+      co_return self->Fail(SocketEnd("cannot resolve " + host + ": " + rec.message()));
     }
     if (self->ended_) co_return;
-    auto [cec, endpoint] =
-        co_await asio::async_connect(self->socket_, endpoints, kNoThrow);
+    auto [cec, endpoint] = co_await asio::async_connect(self->socket_, endpoints, kNoThrow);
     if (cec) {
-      co_return self->Fail("cannot connect to " + host + ":" + port + ": " +
-                           cec.message());
+      co_return self->Fail(
+          SocketEnd("cannot connect to " + host + ":" + port + ": " + cec.message()));
     }
     if (!self->ended_) self->Start();
   }
@@ -101,48 +96,44 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
   bool draining() const { return closing_ && !ended_; }
 
   // Ends the connection at once.
-  void Fail(std::string reason) {
+  void Fail(codec::Refusal why) {
     closing_ = true;
     if (ended_) return;
     ended_ = true;
     boost::system::error_code ignored;
     socket_.close(ignored);  // Ends a pending read or write.
     wake_.cancel();
-    if (owner) owner->OnEnd(std::move(reason));
+    if (owner) owner->OnEnd(std::move(why));
   }
 
  private:
   static asio::awaitable<void> ReadLoop(std::shared_ptr<Session> self) {
     std::array<unsigned char, kHeader> head;
     while (!self->ended_) {
-      auto [ec, n] = co_await asio::async_read(self->socket_,
-                                               asio::buffer(head), kNoThrow);
+      auto [ec, n] = co_await asio::async_read(self->socket_, asio::buffer(head), kNoThrow);
       if (ec) {
-        self->Fail(ec == asio::error::eof && n == 0 ? "the other end closed"
-                                                    : Ended(ec, n > 0));
+        self->Fail(SocketEnd(ec == asio::error::eof && n == 0 ? "the other end closed"
+                                                              : Ended(ec, n > 0)));
         break;
       }
-      const uint32_t length = uint32_t{head[0]} << 24 |
-                              uint32_t{head[1]} << 16 | uint32_t{head[2]} << 8 |
-                              uint32_t{head[3]};
+      const uint32_t length = uint32_t{head[0]} << 24 | uint32_t{head[1]} << 16 |
+                              uint32_t{head[2]} << 8 | uint32_t{head[3]};
       // Checked before allocating: the length is the peer's word only.
       if (length > self->max_frame_) {
         self->Fail(Limit(length, self->max_frame_));
         break;
       }
       std::string body(length, '\0');
-      auto [bec, bn] = co_await asio::async_read(self->socket_,
-                                                 asio::buffer(body), kNoThrow);
+      auto [bec, bn] = co_await asio::async_read(self->socket_, asio::buffer(body), kNoThrow);
       if (bec) {
-        self->Fail(Ended(bec, true));
+        self->Fail(SocketEnd(Ended(bec, true)));
         break;
       }
       if (self->owner) self->owner->OnBytes(std::move(body));
     }
   }
 
-  static std::string Ended(const boost::system::error_code& ec,
-                           bool inside_frame) {
+  static std::string Ended(const boost::system::error_code& ec, bool inside_frame) {
     if (ec == asio::error::eof && inside_frame) {
       return "the connection ended inside a frame";
     }
@@ -170,10 +161,9 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
       // Only once `batch` has stopped growing: a short string's bytes move
       // with it.
       for (const auto& framed : batch) buffers.push_back(asio::buffer(framed));
-      auto [ec, n] =
-          co_await asio::async_write(self->socket_, buffers, kNoThrow);
+      auto [ec, n] = co_await asio::async_write(self->socket_, buffers, kNoThrow);
       if (ec) {
-        self->Fail("a write failed: " + ec.message());
+        self->Fail(SocketEnd("a write failed: " + ec.message()));
         break;
       }
     }
@@ -186,7 +176,7 @@ class TcpChannel::Session : public std::enable_shared_from_this<Session> {
     self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
     self->wake_.expires_after(kLinger);
     co_await self->wake_.async_wait(kNoThrow);
-    self->Fail("the connection closed");
+    self->Fail(SocketEnd("the connection closed"));
   }
 
   tcp::socket socket_;
@@ -204,18 +194,15 @@ TcpChannel::TcpChannel(Scheduler& scheduler, std::shared_ptr<Session> session)
 TcpChannel::~TcpChannel() {
   session_->owner = nullptr;
   // A closing channel finishes sending on its own; any other goes at once.
-  if (!session_->draining()) session_->Fail("the channel was destroyed");
+  if (!session_->draining()) session_->Fail(SocketEnd("the channel was destroyed"));
 }
 
-std::unique_ptr<TcpChannel> TcpChannel::Dial(asio::any_io_executor executor,
-                                             Scheduler& scheduler,
-                                             const std::string& host,
-                                             uint16_t port, Options options) {
-  auto session =
-      std::make_shared<Session>(tcp::socket(executor), options.max_frame);
+std::unique_ptr<TcpChannel> TcpChannel::Dial(asio::any_io_executor executor, Scheduler& scheduler,
+                                             const std::string& host, uint16_t port,
+                                             Options options) {
+  auto session = std::make_shared<Session>(tcp::socket(executor), options.max_frame);
   auto channel = std::make_unique<TcpChannel>(scheduler, session);
-  asio::co_spawn(executor, Session::Dial(session, host, std::to_string(port)),
-                 Rethrow);
+  asio::co_spawn(executor, Session::Dial(session, host, std::to_string(port)), Rethrow);
   return channel;
 }
 
@@ -226,8 +213,8 @@ void TcpChannel::SendCommits(const SharedCommits& commits) { SendEncoded(commits
 void TcpChannel::SendEncoded(codec::Result<std::string> bytes) {
   if (ended()) return;
   if (!bytes) {
-    return session_->Fail("a frame could not be encoded: " +
-                          bytes.error().ToString());
+    return session_->Fail(
+        {bytes.error().reason, "a frame could not be encoded: " + bytes.error().message});
   }
   SendBinary(std::move(*bytes));
 }
@@ -250,7 +237,7 @@ void TcpChannel::SendBinary(std::string bytes) {
 void TcpChannel::Close() {
   if (ended()) return;
   session_->CloseAfterDrain();
-  EndWith("closed by this end");
+  EndWith(SocketEnd("closed by this end"));
 }
 
 void TcpChannel::OnBytes(std::string bytes) {
@@ -259,7 +246,7 @@ void TcpChannel::OnBytes(std::string bytes) {
   if (auto bad = DeliverBytes(bytes)) session_->Fail(std::move(*bad));
 }
 
-void TcpChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
+void TcpChannel::OnEnd(codec::Refusal why) { EndWith(std::move(why)); }
 
 // --- Listener
 
@@ -279,8 +266,8 @@ struct TcpListener::State : std::enable_shared_from_this<State> {
         if (self->stopped || ec == asio::error::operation_aborted) break;
         continue;  // One failed accept does not end the listener.
       }
-      auto session = std::make_shared<TcpChannel::Session>(
-          std::move(socket), self->options.max_frame);
+      auto session =
+          std::make_shared<TcpChannel::Session>(std::move(socket), self->options.max_frame);
       auto channel = std::make_unique<TcpChannel>(self->scheduler, session);
       session->Start();
       self->on_channel(std::move(channel));
@@ -288,11 +275,10 @@ struct TcpListener::State : std::enable_shared_from_this<State> {
   }
 };
 
-TcpListener::TcpListener(
-    asio::any_io_executor executor, Scheduler& scheduler,
-    const std::string& address, uint16_t port,
-    std::function<void(std::unique_ptr<TcpChannel>)> on_channel,
-    TcpChannel::Options options)
+TcpListener::TcpListener(asio::any_io_executor executor, Scheduler& scheduler,
+                         const std::string& address, uint16_t port,
+                         std::function<void(std::unique_ptr<TcpChannel>)> on_channel,
+                         TcpChannel::Options options)
     : state_(std::make_shared<State>(executor, scheduler)) {
   state_->on_channel = std::move(on_channel);
   state_->options = options;
@@ -306,9 +292,7 @@ TcpListener::TcpListener(
 
 TcpListener::~TcpListener() { Stop(); }
 
-uint16_t TcpListener::port() const {
-  return state_->acceptor.local_endpoint().port();
-}
+uint16_t TcpListener::port() const { return state_->acceptor.local_endpoint().port(); }
 
 void TcpListener::Stop() {
   if (state_->stopped) return;

@@ -1,11 +1,10 @@
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <boost/asio/any_io_executor.hpp>
 
 #include "sync/asio_scheduler.h"
 #include "sync/channel.h"
@@ -29,12 +28,10 @@ class TcpChannel : public ChannelBase {
 
   // Dials `host`:`port`.
   static std::unique_ptr<TcpChannel> Dial(boost::asio::any_io_executor executor,
-                                          Scheduler& scheduler,
-                                          const std::string& host,
+                                          Scheduler& scheduler, const std::string& host,
                                           uint16_t port, Options options);
   static std::unique_ptr<TcpChannel> Dial(boost::asio::any_io_executor executor,
-                                          Scheduler& scheduler,
-                                          const std::string& host,
+                                          Scheduler& scheduler, const std::string& host,
                                           uint16_t port) {
     return Dial(std::move(executor), scheduler, host, port, Options{});
   }
@@ -58,7 +55,7 @@ class TcpChannel : public ChannelBase {
   void SendEncoded(codec::Result<std::string> bytes);
   friend class Session;
   void OnBytes(std::string bytes);
-  void OnEnd(std::string reason);
+  void OnEnd(codec::Refusal why);
 
   std::shared_ptr<Session> session_;
 };

@@ -5,13 +5,9 @@
 
 #include "sync/websocket.h"
 
-#include <atomic>
-#include <deque>
-#include <exception>
-#include <type_traits>
-
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -28,6 +24,9 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#include <deque>
+#include <exception>
+#include <type_traits>
 
 #include "sync/tls.h"
 
@@ -41,6 +40,9 @@ namespace websocket = boost::beast::websocket;
 using tcp = asio::ip::tcp;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+// Why a connection ended on its own: the socket closed, failed or timed out.
+codec::Refusal SocketEnd(std::string how) { return {codec::Reason::kClosed, std::move(how)}; }
 
 // A coroutine that throws stops the process (fail-stop), never silently.
 void Rethrow(std::exception_ptr e) {
@@ -97,7 +99,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   // frames (a fault that says why, say), for at most 5 s; any other ends now.
   void Release() {
     owner = nullptr;
-    if (!closing_ || ended_) return Fail("the channel was destroyed");
+    if (!closing_ || ended_) return Fail(SocketEnd("the channel was destroyed"));
     ArmDeadline();
   }
 
@@ -105,18 +107,18 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   void CloseAfterDrain() {
     closing_ = true;
     wake_.cancel();
-    if (!open_) Fail("closed before it opened");
+    if (!open_) Fail(SocketEnd("closed before it opened"));
   }
 
-  // Ends the connection at once, for `reason`.
-  void Fail(std::string reason) {
+  // Ends the connection at once, for `why`.
+  void Fail(codec::Refusal why) {
     closing_ = true;
     if (ended_) return;
     ended_ = true;
     CloseSocket();
     wake_.cancel();
     deadline_.cancel();
-    if (owner) owner->OnEnd(std::move(reason));
+    if (owner) owner->OnEnd(std::move(why));
   }
 
  protected:
@@ -137,7 +139,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   void ArmDeadline() {
     deadline_.expires_after(std::chrono::seconds(5));
     deadline_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-      if (!ec) self->Fail("the other end did not take its last frames within 5 s");
+      if (!ec) self->Fail(SocketEnd("the other end did not take its last frames within 5 s"));
     });
   }
 
@@ -165,9 +167,7 @@ class StreamSession final : public WebSocketChannel::Session {
   // `tls` is the context `stream` was made with (null for plain).
   StreamSession(std::shared_ptr<ssl::context> tls, Stream stream,
                 const WebSocketChannel::Options& options, beast::role_type role)
-      : Session(stream.get_executor(), options),
-        tls_(std::move(tls)),
-        stream_(std::move(stream)) {
+      : Session(stream.get_executor(), options), tls_(std::move(tls)), stream_(std::move(stream)) {
     stream_.read_message_max(options.max_message);
     stream_.binary(true);
     websocket::stream_base::timeout timeout = websocket::stream_base::timeout::suggested(role);
@@ -194,17 +194,19 @@ class StreamSession final : public WebSocketChannel::Session {
   static asio::awaitable<void> Dial(std::shared_ptr<StreamSession> self, std::string host,
                                     std::string port, std::string path, std::string bearer) {
     if (!bearer.empty()) {
-      self->stream_.set_option(websocket::stream_base::decorator(
-          [bearer](websocket::request_type& request) {
+      self->stream_.set_option(
+          websocket::stream_base::decorator([bearer](websocket::request_type& request) {
             request.set(beast::http::field::authorization, "Bearer " + bearer);
           }));
     }
     tcp::resolver resolver(self->stream_.get_executor());
     auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kNoThrow);
-    if (rec) co_return self->Fail("cannot resolve " + host + ": " + rec.message());
+    if (rec) co_return self->Fail(SocketEnd("cannot resolve " + host + ": " + rec.message()));
     auto& lowest = beast::get_lowest_layer(self->stream_);
     auto [cec, endpoint] = co_await lowest.async_connect(endpoints, kNoThrow);
-    if (cec) co_return self->Fail("cannot connect to " + host + ":" + port + ": " + cec.message());
+    if (cec)
+      co_return self->Fail(
+          SocketEnd("cannot connect to " + host + ":" + port + ": " + cec.message()));
     if constexpr (kTls) {
       TlsStream& tls = self->stream_.next_layer();
       // The name to present (SNI) and to find in the certificate; an IP
@@ -217,12 +219,12 @@ class StreamSession final : public WebSocketChannel::Session {
       auto [tec] = co_await tls.async_handshake(ssl::stream_base::client, kNoThrow);
       lowest.expires_never();
       if (tec) {
-        co_return self->Fail("the TLS handshake with " + host + ":" + port +
-                             " failed: " + tec.message());
+        co_return self->Fail(
+            SocketEnd("the TLS handshake with " + host + ":" + port + " failed: " + tec.message()));
       }
     }
     auto [hec] = co_await self->stream_.async_handshake(host + ":" + port, path, kNoThrow);
-    if (hec) co_return self->Fail("the WebSocket handshake failed: " + hec.message());
+    if (hec) co_return self->Fail(SocketEnd("the WebSocket handshake failed: " + hec.message()));
     self->Start();
   }
 
@@ -238,13 +240,13 @@ class StreamSession final : public WebSocketChannel::Session {
       auto [ec, n] = co_await self->stream_.async_read(buffer, kNoThrow);
       if (ec) {
         if (ec == websocket::error::closed) {
-          self->Fail("the other end closed");
+          self->Fail(SocketEnd("the other end closed"));
         } else if (ec == beast::error::timeout) {
-          self->Fail("idle: nothing arrived for " +
-                     std::to_string(self->options.idle_timeout.count()) +
-                     " s, not even a pong (limits.idle_timeout_seconds)");
+          self->Fail(SocketEnd("idle: nothing arrived for " +
+                               std::to_string(self->options.idle_timeout.count()) +
+                               " s, not even a pong (limits.idle_timeout_seconds)"));
         } else {
-          self->Fail("the connection ended: " + ec.message());
+          self->Fail(SocketEnd("the connection ended: " + ec.message()));
         }
         break;
       }
@@ -260,7 +262,7 @@ class StreamSession final : public WebSocketChannel::Session {
       if (self->outbox_.empty()) {
         if (self->closing_) {
           (void)co_await self->stream_.async_close(websocket::close_code::normal, kNoThrow);
-          self->Fail("the connection closed");
+          self->Fail(SocketEnd("the connection closed"));
           break;
         }
         co_await self->wake_.async_wait(kNoThrow);
@@ -272,7 +274,7 @@ class StreamSession final : public WebSocketChannel::Session {
       auto [ec, n] = co_await self->stream_.async_write(asio::buffer(bytes), kNoThrow);
       self->writing_ = false;
       if (ec) {
-        self->Fail("a write failed: " + ec.message());
+        self->Fail(SocketEnd("a write failed: " + ec.message()));
         break;
       }
       self->Sent(bytes.size());
@@ -302,7 +304,7 @@ std::shared_ptr<ssl::context> SystemTls() {
 }  // namespace
 
 WebSocketChannel::WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session> session)
-    : ChannelBase(scheduler), session_(std::move(session)) {
+    : TextChannel(scheduler), session_(std::move(session)) {
   session_->owner = this;
 }
 
@@ -310,8 +312,7 @@ WebSocketChannel::~WebSocketChannel() { session_->Release(); }
 
 std::unique_ptr<WebSocketChannel> WebSocketChannel::Dial(asio::any_io_executor executor,
                                                          Scheduler& scheduler,
-                                                         const std::string& url,
-                                                         Options options) {
+                                                         const std::string& url, Options options) {
   // ws://host:port/path or wss://host:port/path
   const bool tls = url.rfind("wss://", 0) == 0;
   std::string rest = tls ? url.substr(6) : url.rfind("ws://", 0) == 0 ? url.substr(5) : url;
@@ -345,7 +346,9 @@ void WebSocketChannel::SendCommits(const SharedCommits& commits) { SendEncoded(c
 
 void WebSocketChannel::SendEncoded(codec::Result<std::string> bytes) {
   if (ended()) return;
-  if (!bytes) return OnEnd("a frame could not be encoded: " + bytes.error().ToString());
+  if (!bytes) {
+    return OnEnd({bytes.error().reason, "a frame could not be encoded: " + bytes.error().message});
+  }
   Queue(true, std::move(*bytes));
 }
 
@@ -363,7 +366,7 @@ void WebSocketChannel::Queue(bool binary, std::string bytes) {
 void WebSocketChannel::EndForLimit(const std::string& why) {
   auto fault = codec::EncodeFrame(codec::FaultFrame{0, codec::Spelled(codec::Reason::kLimit), why});
   session_->Abandon(fault ? std::move(*fault) : std::string());
-  EndWith("limit: " + why);
+  EndWith({codec::Reason::kLimit, why});
 }
 
 void WebSocketChannel::Close() {
@@ -377,17 +380,16 @@ void WebSocketChannel::OnMessage(bool binary, std::string bytes) {
   if (!binary) {
     const size_t limit = session_->options.max_text;
     if (limit > 0 && bytes.size() > limit) {
-      return EndForLimit("a text message of " + std::to_string(bytes.size()) +
-                         " bytes is over " + std::to_string(limit) + " (limits.max_text_bytes)");
+      return EndForLimit("a text message of " + std::to_string(bytes.size()) + " bytes is over " +
+                         std::to_string(limit) + " (limits.max_text_bytes)");
     }
-    if (on_text_) on_text_(bytes);
-    return;
+    return DeliverText(bytes);
   }
   // Bytes that are not a frame end the link, and the socket under it.
   if (auto bad = DeliverBytes(bytes)) session_->Fail(std::move(*bad));
 }
 
-void WebSocketChannel::OnEnd(std::string reason) { EndWith(std::move(reason)); }
+void WebSocketChannel::OnEnd(codec::Refusal why) { EndWith(std::move(why)); }
 
 // --- Listener
 
@@ -418,7 +420,8 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
       }
       auto executor = socket.get_executor();
       if (self->options.tls) {
-        asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket), *scheduler), Rethrow);
+        asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket), *scheduler),
+                       Rethrow);
       } else {
         asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket), *scheduler),
                        Rethrow);
@@ -466,14 +469,14 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
     // Read the upgrade request ourselves, to keep its target and headers.
     beast::flat_buffer buffer;
     beast::http::request<beast::http::string_body> request;
-    auto [rec, rn] = co_await beast::http::async_read(stream.next_layer(), buffer, request, kNoThrow);
+    auto [rec, rn] =
+        co_await beast::http::async_read(stream.next_layer(), buffer, request, kNoThrow);
     if (rec || self->stopped || !websocket::is_upgrade(request)) co_return;
     lowest.expires_never();
     auto [ec] = co_await stream.async_accept(request, kNoThrow);
     if (ec || self->stopped) co_return;
     WebSocketChannel::Handshake handshake{
-        std::string(request.target()),
-        std::string(request[beast::http::field::authorization]),
+        std::string(request.target()), std::string(request[beast::http::field::authorization]),
         peer.address().to_string() + ":" + std::to_string(peer.port())};
     auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
                                              beast::role_type::server);
@@ -484,10 +487,10 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
   }
 };
 
-WebSocketListener::WebSocketListener(asio::any_io_executor executor, Scheduler& scheduler,
-                                     const std::string& address, uint16_t port,
-                                     std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel,
-                                     WebSocketChannel::Options options)
+WebSocketListener::WebSocketListener(
+    asio::any_io_executor executor, Scheduler& scheduler, const std::string& address, uint16_t port,
+    std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel,
+    WebSocketChannel::Options options)
     : state_(std::make_shared<State>(executor, scheduler)) {
   state_->on_channel = std::move(on_channel);
   state_->options = options;

@@ -1,12 +1,11 @@
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <boost/asio/any_io_executor.hpp>
 
 #include "sync/asio_scheduler.h"
 #include "sync/channel.h"
@@ -26,7 +25,7 @@ namespace aweft::sync {
 // The channel and its socket live on one thread: the executor it was dialed
 // with, or, for an accepted one, the listener's (or where `place` put it),
 // which its scheduler runs work on.
-class WebSocketChannel : public ChannelBase {
+class WebSocketChannel : public TextChannel {
  public:
   struct Options {
     // The largest message read. Default: 16 MiB.
@@ -59,21 +58,12 @@ class WebSocketChannel : public ChannelBase {
     std::function<std::pair<boost::asio::any_io_executor, Scheduler*>()> place;
   };
 
-  // The accepting end's view of the upgrade request that opened it.
-  struct Handshake {
-    std::string target;         // The request target, e.g. "/?token=abc".
-    std::string authorization;  // The Authorization header, if any.
-    std::string remote;         // The peer's address and port.
-  };
-
   // Dials `url` (ws://host:port/path, or wss:// for TLS).
   static std::unique_ptr<WebSocketChannel> Dial(boost::asio::any_io_executor executor,
-                                                Scheduler& scheduler,
-                                                const std::string& url,
+                                                Scheduler& scheduler, const std::string& url,
                                                 Options options);
   static std::unique_ptr<WebSocketChannel> Dial(boost::asio::any_io_executor executor,
-                                                Scheduler& scheduler,
-                                                const std::string& url) {
+                                                Scheduler& scheduler, const std::string& url) {
     return Dial(std::move(executor), scheduler, url, Options{});
   }
 
@@ -83,23 +73,10 @@ class WebSocketChannel : public ChannelBase {
   void SendCommits(const SharedCommits& commits) override;
   void Close() override;
 
-  // Text messages: sending one, and the handler for those that arrive.
-  void SendText(std::string text);
+  void SendText(std::string text) override;
   // A binary message of any bytes, as they are (tools and tests).
   void SendBinary(std::string bytes);
-  void OnText(std::function<void(const std::string&)> fn) { on_text_ = std::move(fn); }
-
-  // Bytes of WebSocket message payload (frames and text alike), for
-  // metrics. `queued_bytes` were handed to the channel and not yet written
-  // to the socket: how far behind the other end is.
-  struct Traffic {
-    uint64_t bytes_in = 0, bytes_out = 0, queued_bytes = 0;
-  };
-  Traffic traffic() const;
-
-  // For an accepted channel, the upgrade request; empty for a dialed one.
-  const Handshake& handshake() const { return handshake_; }
-  void set_handshake(Handshake handshake) { handshake_ = std::move(handshake); }
+  Traffic traffic() const override;
 
   class Session;  // The socket and its loops (websocket.cc).
 
@@ -110,15 +87,13 @@ class WebSocketChannel : public ChannelBase {
   void SendEncoded(codec::Result<std::string> bytes);
   friend class Session;
   void OnMessage(bool binary, std::string bytes);
-  void OnEnd(std::string reason);
+  void OnEnd(codec::Refusal why);
   // Queues one message, or gives up on a peer past the queue's bound.
   void Queue(bool binary, std::string bytes);
   // Ends the connection for `limit`: sends the fault, then closes.
   void EndForLimit(const std::string& why);
 
   std::shared_ptr<Session> session_;
-  std::function<void(const std::string&)> on_text_;
-  Handshake handshake_;
 };
 
 // Accepts WebSocket connections on `port` of `address` (0 picks one) and

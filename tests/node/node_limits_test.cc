@@ -257,7 +257,8 @@ TEST_CASE("a bad document name is declined invalid-name before it reaches the st
     }
     return fine->ready();
   }));
-  INFO("channel: " << client.channel->end_reason());
+  INFO("channel: " << (client.channel->end_reason() ? client.channel->end_reason()->ToString()
+                                                    : "open"));
   for (Shared* s : shared) CHECK(s->end_reason() == "invalid-name");
   RunUntil(f.io, [] { return false; }, std::chrono::milliseconds(200));
   const std::string log = node.Drain();

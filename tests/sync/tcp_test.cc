@@ -126,7 +126,8 @@ TEMPLATE_TEST_CASE(
   dialed->Closed([&] { dialed_closed = true; });
   dialed->SendBinary("\x64open");  // The text "open": not a frame.
   REQUIRE(RunUntil(net.io, [&] { return far_closed && dialed_closed; }));
-  CHECK(StartsWith(far->end_reason(), "bad-frame: "));
+  REQUIRE(far->end_reason());
+  CHECK(far->end_reason()->reason == codec::Reason::kBadFrame);
 }
 
 // A plain socket to a TCP listener, for bytes no channel would send.
@@ -152,7 +153,9 @@ TEST_CASE(
   // 4 GiB announced, 3 bytes sent: refused on the header alone.
   raw.Write(std::string("\xff\xff\xff\xff", 4) + "abc");
   REQUIRE(RunUntil(net.io, [&] { return far.ended(); }));
-  CHECK(StartsWith(far.end_reason(), "limit: a frame of 4294967295 bytes"));
+  REQUIRE(far.end_reason());
+  CHECK(far.end_reason()->reason == codec::Reason::kLimit);
+  CHECK(StartsWith(far.end_reason()->message, "a frame of 4294967295 bytes"));
   // The socket is closed: the raw end reads the end of the stream (or a
   // reset, as the unread "abc" was dropped).
   std::array<char, 8> buffer;
@@ -182,7 +185,9 @@ TEST_CASE(
   REQUIRE(RunUntil(net.io, [&] { return closed; }));
   REQUIRE(got.size() == 1);
   CHECK(got[0] == codec::Frame(codec::LeaveFrame{7}));
-  CHECK(far.end_reason() == "the connection ended inside a frame");
+  REQUIRE(far.end_reason());
+  CHECK(far.end_reason()->reason == codec::Reason::kClosed);
+  CHECK(far.end_reason()->message == "the connection ended inside a frame");
 }
 
 TEST_CASE("a TCP channel closed while connecting still sends what it held",
@@ -200,7 +205,9 @@ TEST_CASE("a TCP channel closed while connecting still sends what it held",
   far.Closed([&] { closed = true; });
   REQUIRE(RunUntil(net.io, [&] { return closed; }));
   CHECK(got == std::vector<uint64_t>{1, 2});
-  CHECK(far.end_reason() == "the other end closed");
+  REQUIRE(far.end_reason());
+  CHECK(far.end_reason()->reason == codec::Reason::kClosed);
+  CHECK(far.end_reason()->message == "the other end closed");
 }
 
 }  // namespace

@@ -88,20 +88,26 @@ TEST_CASE("a wss:// dial refuses a certificate it does not trust, and plain ws:/
   SECTION("another self-signed certificate is trusted, not this one") {
     auto dialed = DialTrusting(io, server.scheduler, server.url(), kOtherCert);
     REQUIRE(RunUntil(io, [&] { return dialed->ended(); }));
-    CHECK(dialed->end_reason().find("TLS handshake") != std::string::npos);
-    CHECK(dialed->end_reason().find("certificate verify failed") != std::string::npos);
+    REQUIRE(dialed->end_reason());
+    CHECK(dialed->end_reason()->reason == codec::Reason::kClosed);
+    CHECK(dialed->end_reason()->message.find("TLS handshake") != std::string::npos);
+    CHECK(dialed->end_reason()->message.find("certificate verify failed") != std::string::npos);
   }
   SECTION("the system's store does not hold a self-signed certificate") {
     auto dialed = WebSocketChannel::Dial(io.get_executor(), server.scheduler, server.url());
     REQUIRE(RunUntil(io, [&] { return dialed->ended(); }));
-    CHECK(dialed->end_reason().find("certificate verify failed") != std::string::npos);
+    REQUIRE(dialed->end_reason());
+    CHECK(dialed->end_reason()->reason == codec::Reason::kClosed);
+    CHECK(dialed->end_reason()->message.find("certificate verify failed") != std::string::npos);
   }
   SECTION("plain WebSocket to the TLS port") {
     auto dialed = WebSocketChannel::Dial(io.get_executor(), server.scheduler,
                                          "ws://127.0.0.1:" +
                                              std::to_string(server.listener.port()) + "/");
     REQUIRE(RunUntil(io, [&] { return dialed->ended(); }));
-    CHECK(dialed->end_reason().find("handshake") != std::string::npos);
+    REQUIRE(dialed->end_reason());
+    CHECK(dialed->end_reason()->reason == codec::Reason::kClosed);
+    CHECK(dialed->end_reason()->message.find("handshake") != std::string::npos);
   }
   CHECK(server.accepted == nullptr);
 }
