@@ -7,21 +7,22 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <exception>
 #include <map>
 #include <type_traits>
 
 #include "admin/detail/http_message.h"
+#include "sync/listen.h"
 
 namespace aweft::admin {
 namespace {
@@ -45,7 +46,7 @@ void Rethrow(std::exception_ptr e) {
 }  // namespace
 
 struct HttpServer::State : std::enable_shared_from_this<State> {
-  explicit State(asio::any_io_executor executor) : acceptor(executor) {}
+  explicit State(tcp::acceptor acceptor) : acceptor(std::move(acceptor)) {}
 
   tcp::acceptor acceptor;
   Handler handler;
@@ -54,26 +55,19 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
   std::map<uint64_t, beast::tcp_stream*> open;  // Connections, to close on Stop().
   uint64_t next = 1;
 
-  static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
-    while (!self->stopped) {
-      auto [ec, socket] = co_await self->acceptor.async_accept(kNoThrow);
-      if (ec) {
-        if (self->stopped || ec == asio::error::operation_aborted) break;
-        // One failed accept (e.g. out of descriptors) is not the end; wait a
-        // little rather than spin.
-        asio::steady_timer pause(self->acceptor.get_executor(), std::chrono::milliseconds(100));
-        (void)co_await pause.async_wait(kNoThrow);
-        continue;
-      }
-      auto executor = self->acceptor.get_executor();
-      beast::tcp_stream stream(std::move(socket));
-      if (self->options.tls) {
-        asio::co_spawn(executor, Serve(self, TlsStream(std::move(stream), *self->options.tls)),
-                       Rethrow);
-      } else {
-        asio::co_spawn(executor, Serve(self, std::move(stream)), Rethrow);
-      }
-    }
+  static void Accept(const std::shared_ptr<State>& self) {
+    sync::AcceptLoop(
+        self->acceptor, [state = self.get()] { return state->stopped; },
+        [self](tcp::socket socket) {
+          auto executor = self->acceptor.get_executor();
+          beast::tcp_stream stream(std::move(socket));
+          if (self->options.tls) {
+            asio::co_spawn(executor, Serve(self, TlsStream(std::move(stream), *self->options.tls)),
+                           Rethrow);
+          } else {
+            asio::co_spawn(executor, Serve(self, std::move(stream)), Rethrow);
+          }
+        });
   }
 
   // One connection, plain (beast::tcp_stream) or TLS (TlsStream).
@@ -127,18 +121,10 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
 
 HttpServer::HttpServer(asio::any_io_executor executor, const std::string& address, uint16_t port,
                        Handler handler, Options options)
-    : state_(std::make_shared<State>(executor)) {
+    : state_(std::make_shared<State>(sync::Listen(executor, address, port))) {
   state_->handler = std::move(handler);
   state_->options = options;
-  std::string host = address == "localhost" ? "127.0.0.1" : address;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  const tcp::endpoint endpoint(asio::ip::make_address(host), port);
-  state_->acceptor.open(endpoint.protocol());
-  state_->acceptor.set_option(asio::socket_base::reuse_address(true));
-  state_->acceptor.bind(endpoint);
-  state_->acceptor.listen();
-  asio::co_spawn(executor, State::Accept(state_), Rethrow);
+  State::Accept(state_);
 }
 
 HttpServer::~HttpServer() { Stop(); }

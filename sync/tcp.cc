@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "codec/refusal.h"
+#include "sync/listen.h"
 
 namespace aweft::sync {
 namespace {
@@ -251,27 +252,24 @@ void TcpChannel::OnEnd(codec::Refusal why) { EndWith(std::move(why)); }
 // --- Listener
 
 struct TcpListener::State : std::enable_shared_from_this<State> {
-  State(asio::any_io_executor executor, Scheduler& scheduler)
-      : acceptor(executor), scheduler(scheduler) {}
+  State(tcp::acceptor acceptor, Scheduler& scheduler)
+      : acceptor(std::move(acceptor)), scheduler(scheduler) {}
   tcp::acceptor acceptor;
   Scheduler& scheduler;
   std::function<void(std::unique_ptr<TcpChannel>)> on_channel;
   TcpChannel::Options options;
   bool stopped = false;
 
-  static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
-    while (!self->stopped) {
-      auto [ec, socket] = co_await self->acceptor.async_accept(kNoThrow);
-      if (ec) {
-        if (self->stopped || ec == asio::error::operation_aborted) break;
-        continue;  // One failed accept does not end the listener.
-      }
-      auto session =
-          std::make_shared<TcpChannel::Session>(std::move(socket), self->options.max_frame);
-      auto channel = std::make_unique<TcpChannel>(self->scheduler, session);
-      session->Start();
-      self->on_channel(std::move(channel));
-    }
+  static void Accept(const std::shared_ptr<State>& self) {
+    AcceptLoop(
+        self->acceptor, [state = self.get()] { return state->stopped; },
+        [self](tcp::socket socket) {
+          auto session =
+              std::make_shared<TcpChannel::Session>(std::move(socket), self->options.max_frame);
+          auto channel = std::make_unique<TcpChannel>(self->scheduler, session);
+          session->Start();
+          self->on_channel(std::move(channel));
+        });
   }
 };
 
@@ -279,15 +277,10 @@ TcpListener::TcpListener(asio::any_io_executor executor, Scheduler& scheduler,
                          const std::string& address, uint16_t port,
                          std::function<void(std::unique_ptr<TcpChannel>)> on_channel,
                          TcpChannel::Options options)
-    : state_(std::make_shared<State>(executor, scheduler)) {
+    : state_(std::make_shared<State>(Listen(executor, address, port), scheduler)) {
   state_->on_channel = std::move(on_channel);
   state_->options = options;
-  tcp::endpoint endpoint(asio::ip::make_address(address), port);
-  state_->acceptor.open(endpoint.protocol());
-  state_->acceptor.set_option(asio::socket_base::reuse_address(true));
-  state_->acceptor.bind(endpoint);
-  state_->acceptor.listen();
-  asio::co_spawn(executor, State::Accept(state_), Rethrow);
+  State::Accept(state_);
 }
 
 TcpListener::~TcpListener() { Stop(); }

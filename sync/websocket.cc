@@ -28,6 +28,7 @@
 #include <exception>
 #include <type_traits>
 
+#include "sync/listen.h"
 #include "sync/tls.h"
 
 namespace aweft::sync {
@@ -394,38 +395,37 @@ void WebSocketChannel::OnEnd(codec::Refusal why) { EndWith(std::move(why)); }
 // --- Listener
 
 struct WebSocketListener::State : std::enable_shared_from_this<State> {
-  State(asio::any_io_executor executor, Scheduler& scheduler)
-      : acceptor(executor), scheduler(scheduler) {}
+  State(tcp::acceptor acceptor, Scheduler& scheduler)
+      : acceptor(std::move(acceptor)), scheduler(scheduler) {}
   tcp::acceptor acceptor;
   Scheduler& scheduler;
   std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel;
   WebSocketChannel::Options options;
   std::atomic<bool> stopped{false};  // Read by handshakes on placed threads.
 
-  static asio::awaitable<void> Accept(std::shared_ptr<State> self) {
-    while (!self->stopped) {
-      auto [ec, socket] = co_await self->acceptor.async_accept(kNoThrow);
-      // An accept that completed as the listener stopped is dropped: what it
-      // would hand on to (on_channel) may be gone.
-      if (self->stopped || ec == asio::error::operation_aborted) break;
-      if (ec) continue;  // One failed accept does not end the listener.
-      // Accepted here, then moved to its thread: no operation pending on
-      // this context refers to a socket of another, whichever is destroyed
-      // first.
-      Scheduler* scheduler = &self->scheduler;
-      if (self->options.place) {
-        auto [executor, placed] = self->options.place();
-        if (!MoveTo(executor, socket)) continue;
-        scheduler = placed;
-      }
-      auto executor = socket.get_executor();
-      if (self->options.tls) {
-        asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket), *scheduler),
-                       Rethrow);
-      } else {
-        asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket), *scheduler),
-                       Rethrow);
-      }
+  // An accept that completed as the listener stopped is dropped: what it
+  // would hand on to (on_channel) may be gone.
+  static void Accept(const std::shared_ptr<State>& self) {
+    AcceptLoop(
+        self->acceptor, [state = self.get()] { return state->stopped.load(); },
+        [self](tcp::socket socket) { Take(self, std::move(socket)); });
+  }
+
+  // Accepted here, then moved to its thread: no operation pending on this
+  // context refers to a socket of another, whichever is destroyed first.
+  static void Take(const std::shared_ptr<State>& self, tcp::socket socket) {
+    Scheduler* scheduler = &self->scheduler;
+    if (self->options.place) {
+      auto [executor, placed] = self->options.place();
+      if (!MoveTo(executor, socket)) return;
+      scheduler = placed;
+    }
+    auto executor = socket.get_executor();
+    if (self->options.tls) {
+      asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket), *scheduler), Rethrow);
+    } else {
+      asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket), *scheduler),
+                     Rethrow);
     }
   }
 
@@ -491,15 +491,10 @@ WebSocketListener::WebSocketListener(
     asio::any_io_executor executor, Scheduler& scheduler, const std::string& address, uint16_t port,
     std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel,
     WebSocketChannel::Options options)
-    : state_(std::make_shared<State>(executor, scheduler)) {
+    : state_(std::make_shared<State>(Listen(executor, address, port), scheduler)) {
   state_->on_channel = std::move(on_channel);
   state_->options = options;
-  tcp::endpoint endpoint(asio::ip::make_address(address), port);
-  state_->acceptor.open(endpoint.protocol());
-  state_->acceptor.set_option(asio::socket_base::reuse_address(true));
-  state_->acceptor.bind(endpoint);
-  state_->acceptor.listen();
-  asio::co_spawn(executor, State::Accept(state_), Rethrow);
+  State::Accept(state_);
 }
 
 WebSocketListener::~WebSocketListener() { Stop(); }
