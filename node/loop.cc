@@ -1,10 +1,11 @@
 #include "node/loop.h"
 
-#include <algorithm>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/json/value.hpp>
-#include <spdlog/spdlog.h>
 
 #include "codec/commit.h"
 #include "node/messages.h"
@@ -35,17 +36,14 @@ void Loop::DropLinks() {
 
 template <class Fn>
 void Loop::ToHome(Fn fn) {
-  if (index_ == 0) return fn();
-  asio::post(node_.home, std::move(fn));
+  asio::dispatch(node_.home, std::move(fn));
 }
 
 template <class Fn>
 void Loop::FromHome(uint64_t id, Fn fn) {
-  auto run = [this, id, fn = std::move(fn)]() mutable {
+  asio::dispatch(executor_, [this, id, fn = std::move(fn)]() mutable {
     if (auto it = connections_.find(id); it != connections_.end()) fn(*it->second);
-  };
-  if (index_ == 0) return run();
-  asio::post(executor_, std::move(run));
+  });
 }
 
 void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
@@ -158,9 +156,8 @@ void Loop::AnswerHello(Connection& c, const json::value& args, sync::Reply reply
       spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
                     config_.node_id, remote, *asker, config_.node_id, JoinedPath(path));
       cycle = sync::RequestError{Spelled(Reason::kCycle),
-                                 "node " + *asker + " is already upstream of " +
-                                     config_.node_id + " (" + JoinedPath(path) +
-                                     "); linking them makes a cycle",
+                                 "node " + *asker + " is already upstream of " + config_.node_id +
+                                     " (" + JoinedPath(path) + "); linking them makes a cycle",
                                  {}};
     }
     FromHome(id, [reply, cycle, answer = ToJson(HelloAnswer{std::move(path)})](Connection&) {
@@ -190,17 +187,18 @@ void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {
   }
   documents_->Open(open, Access::CanWrite(c.token, name),
                    [this, id = c.id, open](codec::Result<sync::Document*> document, bool created) {
-    auto it = connections_.find(id);
-    if (!document) {
-      spdlog::info("event=decline doc=\"{}\" peer={} reason={}", open.name,
-                   it == connections_.end() ? "gone" : it->second->remote,
-                   codec::Name(document.error().reason));
-      if (it != connections_.end()) Decline(*it->second, open, document.error());
-      return;
-    }
-    if (it == connections_.end() || node_.stopping) return documents_->Release(open.name);
-    Serve(*it->second, open, **document, created);
-  });
+                     auto it = connections_.find(id);
+                     if (!document) {
+                       spdlog::info("event=decline doc=\"{}\" peer={} reason={}", open.name,
+                                    it == connections_.end() ? "gone" : it->second->remote,
+                                    codec::Name(document.error().reason));
+                       if (it != connections_.end()) Decline(*it->second, open, document.error());
+                       return;
+                     }
+                     if (it == connections_.end() || node_.stopping)
+                       return documents_->Release(open.name);
+                     Serve(*it->second, open, **document, created);
+                   });
 }
 
 void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& document,
@@ -210,8 +208,8 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
   handlers.accept = [this, &c, name, writes = Access::CanWrite(c.token, name)](
                         const codec::Commit& commit) -> std::vector<codec::WireReason> {
     if (!writes) {
-      return {{Spelled(Reason::kForbidden), "this token may only read \"" + name + "\"",
-               std::nullopt}};
+      return {
+          {Spelled(Reason::kForbidden), "this token may only read \"" + name + "\"", std::nullopt}};
     }
     if (auto why = node_.hub.Unavailable()) {
       return {{Spelled(Reason::kUnavailable), *why, std::nullopt}};

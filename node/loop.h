@@ -91,11 +91,12 @@ class Loop {
   void DropLinks();
 
  private:
-  // Runs `fn` on the home thread: now if this is it, else posted there.
+  // Runs `fn` on the home thread: now if this is it, else posted there
+  // (asio::dispatch, the node's one way to run work on another thread).
   template <class Fn>
   void ToHome(Fn fn);
-  // Runs `fn` with connection `id` on this thread, if it is still open then;
-  // called from the home thread.
+  // Runs `fn` with connection `id` on this thread, if it is still open then
+  // (dispatched; called from the home thread).
   template <class Fn>
   void FromHome(uint64_t id, Fn fn);
 

@@ -1,13 +1,14 @@
 #include "node/node.h"
 
-#include <fstream>
-#include <filesystem>
-#include <future>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
-#include <boost/system/system_error.hpp>
 #include <boost/json.hpp>
-#include <spdlog/spdlog.h>
+#include <boost/system/system_error.hpp>
+#include <filesystem>
+#include <fstream>
+#include <latch>
+#include <mutex>
 
 #include "codec/commit.h"
 #include "codec/id.h"
@@ -44,9 +45,7 @@ std::string NodeId(const std::string& data, const std::string& configured) {
 }  // namespace
 
 Node::Node(Config config, asio::io_context& io)
-    : config_(std::move(config)),
-      io_(io),
-      channel_scheduler_(io.get_executor()) {
+    : config_(std::move(config)), io_(io), channel_scheduler_(io.get_executor()) {
   auto [host, port] = HostPort(config_.listen, "listen");
   if (config_.tokens.empty() && !Loopback(host)) {
     throw ConfigError("config: 'listen' is " + config_.listen +
@@ -92,8 +91,8 @@ Node::Node(Config config, asio::io_context& io)
   if (!config_.tls.ca_file.empty()) {
     upstream_tls = tls([&] { return sync::ClientTls(config_.tls.ca_file); });
   }
-  upstreams_ = std::make_unique<Upstreams>(config_, io_, *store_, *link_scheduler_, upstream_tls,
-                                           meters_);
+  upstreams_ =
+      std::make_unique<Upstreams>(config_, io_, *store_, *link_scheduler_, upstream_tls, meters_);
   hub_ = std::make_unique<Hub>(config_, io_, *store_, *link_scheduler_, *upstreams_);
   context_.reset(new LoopContext{config_, access_, meters_, io_.get_executor(), *hub_, *upstreams_,
                                  *store_, stopping_, connection_ids_});
@@ -143,8 +142,8 @@ void Node::StartAdmin() {
         [this](const admin::Request& request) { return router_->Handle(request); },
         admin::HttpServer::Options{config_.limits.max_http_body_bytes, server_tls_});
   } catch (const boost::system::system_error& e) {
-    throw ConfigError("config: 'admin' is " + config_.admin + ", which cannot be served: " +
-                      e.code().message() +
+    throw ConfigError("config: 'admin' is " + config_.admin +
+                      ", which cannot be served: " + e.code().message() +
                       ". Choose another address or port, or set admin = \"off\".");
   }
 }
@@ -163,15 +162,23 @@ void Node::Accept(std::unique_ptr<sync::WebSocketChannel> channel) {
 }
 
 void Node::ForEachConnection(const std::function<void(const Loop::Connection&)>& fn) {
-  for (const auto& [id, c] : home_->connections()) fn(*c);
+  // Every shard at once, one at a time through `fn`; home's meanwhile.
+  std::mutex one;
+  std::latch done(static_cast<std::ptrdiff_t>(shards_.size()));
   for (auto& shard : shards_) {
-    std::promise<void> done;
-    asio::post(shard->io(), [&] {
-      for (const auto& [id, c] : shard->loop().connections()) fn(*c);
-      done.set_value();
+    asio::post(shard->io(), [&, &loop = shard->loop()] {
+      {
+        std::lock_guard lock(one);
+        for (const auto& [id, c] : loop.connections()) fn(*c);
+      }
+      done.count_down();
     });
-    done.get_future().wait();
   }
+  {
+    std::lock_guard lock(one);
+    for (const auto& [id, c] : home_->connections()) fn(*c);
+  }
+  done.wait();
 }
 
 size_t Node::replicas() const {

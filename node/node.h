@@ -63,8 +63,10 @@ class Node {
   NodeMetrics& meters() { return meters_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
   bool stopping() const { return stopping_; }
-  // Calls `fn` for every open connection, each on its own thread (shards
-  // are asked in turn, the home thread waiting).
+  // Calls `fn` for every open connection, each on its own thread, one call
+  // at a time: every shard is asked at once and the home thread waits for
+  // them all (the node's one wait on another thread; a shard never waits on
+  // home, so it cannot deadlock).
   void ForEachConnection(const std::function<void(const Loop::Connection&)>& fn);
   // Replicas attached on every shard now.
   size_t replicas() const;
