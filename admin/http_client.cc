@@ -1,6 +1,10 @@
 #include "admin/http_client.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,11 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-
-#include <arpa/inet.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 namespace aweft::admin {
 namespace {
@@ -126,7 +125,8 @@ class Conn {
       }
       Await(fd_, POLLOUT, deadline_, "sending to " + where_);
       const ssize_t n = send(fd_, at, left, MSG_NOSIGNAL);
-      if (n < 0 && errno != EAGAIN) throw HttpError("sending to " + where_ + ": " + std::strerror(errno));
+      if (n < 0 && errno != EAGAIN)
+        throw HttpError("sending to " + where_ + ": " + std::strerror(errno));
       if (n > 0) sent += static_cast<size_t>(n);
     }
   }
@@ -226,8 +226,9 @@ HttpReply HttpRequest(const std::string& base, const std::string& method, const 
   authority = authority.substr(0, authority.find('/'));
   const size_t colon = authority.rfind(':');
   const std::string host = authority.substr(0, colon);
-  const std::string port =
-      colon != std::string::npos ? authority.substr(colon + 1) : tls ? "443" : "80";
+  const std::string port = colon != std::string::npos ? authority.substr(colon + 1)
+                           : tls                      ? "443"
+                                                      : "80";
   Socket socket(Connect(host, port, deadline));
   Conn conn(socket.fd(), deadline, authority);
   if (tls) conn.StartTls(host);

@@ -58,7 +58,7 @@ class Family {
   Type type_;
   std::vector<std::string> label_names_;
   std::vector<double> bounds_;  // Histograms: upper bounds, ascending.
-  mutable std::mutex mutex_;  // Guards series_.
+  mutable std::mutex mutex_;    // Guards series_.
   std::map<Labels, Series> series_;
 };
 

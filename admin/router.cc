@@ -279,7 +279,9 @@ Response Router::Ready() {
 }
 
 Response Router::List(const Query& query) {
-  if (auto bad = OnlyKnown(query, {"prefix", "after", "limit"})) return ProblemResponse(*bad);  // not a reason
+  if (auto bad = OnlyKnown(query, {"prefix", "after", "limit"})) {  // not a reason
+    return ProblemResponse(*bad);
+  }
   auto limit = Number(query, "limit", 100, 1, kMaxLimit);  // not a reason
   if (auto* bad = std::get_if<Problem>(&limit)) return ProblemResponse(*bad);
   DocumentQuery page;
@@ -316,7 +318,9 @@ Response Router::Document(const Request& request, const std::string& name, std::
   }
   if (part == "commits") {
     if (!get) return NotAllowed("GET", request);
-    if (auto bad = OnlyKnown(query, {"since", "limit"})) return ProblemResponse(*bad);  // not a reason
+    if (auto bad = OnlyKnown(query, {"since", "limit"})) {  // not a reason
+      return ProblemResponse(*bad);
+    }
     auto since = Number(query, "since", 0, 0, UINT64_MAX);
     if (auto* bad = std::get_if<Problem>(&since)) return ProblemResponse(*bad);
     auto limit = Number(query, "limit", 100, 1, kMaxLimit);  // not a reason

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,10 +28,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/json.hpp>
 
 #include "codec/frame.h"
 #include "sync/link.h"
@@ -194,10 +193,10 @@ std::map<int, std::pair<std::string, uint64_t>> ThreadTicks(int pid) {
     const int tid = std::atoi(task.path().filename().c_str());
     std::string name;
     const uint64_t ticks = CpuTicks(task.path().string() + "/stat", &name);
-    const char* group = tid == pid                     ? "main"
+    const char* group = tid == pid                           ? "main"
                         : name.rfind("aweft-shard-", 0) == 0 ? "shards"
-                        : name == "aweft-store"         ? "store"
-                                                        : "other";
+                        : name == "aweft-store"              ? "store"
+                                                             : "other";
     out[tid] = {group, ticks};
   }
   return out;
@@ -208,7 +207,8 @@ std::map<int, std::pair<std::string, uint64_t>> ThreadTicks(int pid) {
 std::vector<std::pair<std::string, double>> ThreadSeconds(
     const std::map<int, std::pair<std::string, uint64_t>>& before,
     const std::map<int, std::pair<std::string, uint64_t>>& after) {
-  std::vector<std::pair<std::string, double>> out{{"main", 0}, {"shards", 0}, {"store", 0}, {"other", 0}};
+  std::vector<std::pair<std::string, double>> out{
+      {"main", 0}, {"shards", 0}, {"store", 0}, {"other", 0}};
   for (const auto& [tid, now] : after) {
     auto it = before.find(tid);
     const uint64_t then = it == before.end() ? 0 : it->second.second;
@@ -265,8 +265,10 @@ T Number(const std::string& flag, const std::string& text) {
   size_t used = 0;
   T value{};
   try {
-    if constexpr (std::is_floating_point_v<T>) value = static_cast<T>(std::stod(text, &used));
-    else value = static_cast<T>(std::stoi(text, &used));
+    if constexpr (std::is_floating_point_v<T>)
+      value = static_cast<T>(std::stod(text, &used));
+    else
+      value = static_cast<T>(std::stoi(text, &used));
   } catch (const std::exception&) {
     used = 0;
   }
@@ -289,26 +291,39 @@ Args Parse(int argc, char** argv) {
       std::cout << kUsage;
       std::exit(0);
     }
-    if (flag == "--url") a.url = next();
-    else if (flag == "--clients") a.clients = Number<int>(flag, next());
-    else if (flag == "--writers") a.writers = Number<int>(flag, next());
-    else if (flag == "--docs") a.docs = Number<int>(flag, next());
-    else if (flag == "--rate") a.rate = Number<double>(flag, next());
-    else if (flag == "--duration") a.duration = Number<double>(flag, next());
-    else if (flag == "--light") a.light = true;
-    else if (flag == "--node-pid") a.node_pid = Number<int>(flag, next());
-    else if (flag == "--window") a.window = Number<int>(flag, next());
+    if (flag == "--url")
+      a.url = next();
+    else if (flag == "--clients")
+      a.clients = Number<int>(flag, next());
+    else if (flag == "--writers")
+      a.writers = Number<int>(flag, next());
+    else if (flag == "--docs")
+      a.docs = Number<int>(flag, next());
+    else if (flag == "--rate")
+      a.rate = Number<double>(flag, next());
+    else if (flag == "--duration")
+      a.duration = Number<double>(flag, next());
+    else if (flag == "--light")
+      a.light = true;
+    else if (flag == "--node-pid")
+      a.node_pid = Number<int>(flag, next());
+    else if (flag == "--window")
+      a.window = Number<int>(flag, next());
     else if (flag == "--read-url") {
       std::istringstream list(next());
       for (std::string url; std::getline(list, url, ',');) {
         if (!url.empty()) a.read_urls.push_back(url);
       }
-    }
-    else if (flag == "--json") a.json = next();
-    else if (flag == "--timeline") a.timeline = next();
-    else if (flag == "--plot") a.plot = next();
-    else if (flag == "--prefix") a.prefix = next();
-    else throw std::runtime_error("unknown flag " + flag + ". fix: see aweft-bench --help");
+    } else if (flag == "--json")
+      a.json = next();
+    else if (flag == "--timeline")
+      a.timeline = next();
+    else if (flag == "--plot")
+      a.plot = next();
+    else if (flag == "--prefix")
+      a.prefix = next();
+    else
+      throw std::runtime_error("unknown flag " + flag + ". fix: see aweft-bench --help");
   }
   if (a.writers < 1 || a.clients < a.writers || a.docs < 1 || a.window < 0 || a.rate < 0 ||
       a.duration <= 0) {
@@ -346,7 +361,8 @@ std::string Timeline(const Stats& stats, double begin_us) {
 // Draws the timeline with gnuplot (Debian: gnuplot-nox) into a PNG.
 void Plot(const std::string& csv_path, const std::string& png, const std::string& title) {
   FILE* gnuplot = popen("gnuplot 2>&1", "w");
-  if (!gnuplot) throw std::runtime_error("plot: gnuplot did not start. fix: apt-get install gnuplot-nox");
+  if (!gnuplot)
+    throw std::runtime_error("plot: gnuplot did not start. fix: apt-get install gnuplot-nox");
   std::fprintf(gnuplot,
                "set terminal png size 1200,600\nset output '%s'\n"
                "set datafile separator ','\nset key autotitle columnhead top left\n"
@@ -357,7 +373,8 @@ void Plot(const std::string& csv_path, const std::string& png, const std::string
                "'' using 1:($5>0?$5:1/0) with lines title 'max'\n",
                png.c_str(), title.c_str(), csv_path.c_str());
   if (pclose(gnuplot) != 0) {
-    throw std::runtime_error("plot: gnuplot failed (is it installed?). fix: apt-get install gnuplot-nox");
+    throw std::runtime_error(
+        "plot: gnuplot failed (is it installed?). fix: apt-get install gnuplot-nox");
   }
 }
 
@@ -409,7 +426,8 @@ int Run(const Args& args) {
   for (auto& seeder : seeders) seeder->link->Close();
   io.run_for(std::chrono::milliseconds(100));
   const uint64_t cpu_before = args.node_pid ? CpuTicks(args.node_pid) : 0;
-  const auto threads_before = args.node_pid ? ThreadTicks(args.node_pid) : decltype(ThreadTicks(0)){};
+  const auto threads_before =
+      args.node_pid ? ThreadTicks(args.node_pid) : decltype(ThreadTicks(0)){};
   const auto begin = Clock::now();
   const double begin_us = NowMicros();
   const auto end = begin + std::chrono::duration<double>(args.duration);
@@ -454,12 +472,16 @@ int Run(const Args& args) {
   }
   const uint64_t cpu_after = args.node_pid ? CpuTicks(args.node_pid) : 0;
   const double node_cpu = static_cast<double>(cpu_after - cpu_before) / sysconf(_SC_CLK_TCK);
-  const auto thread_seconds =
-      args.node_pid ? ThreadSeconds(threads_before, ThreadTicks(args.node_pid))
-                    : std::vector<std::pair<std::string, double>>{};
+  const auto thread_seconds = args.node_pid
+                                  ? ThreadSeconds(threads_before, ThreadTicks(args.node_pid))
+                                  : std::vector<std::pair<std::string, double>>{};
 
   // Bytes on the wire for one commit: a commits frame with one commit.
-  codec::Commit sample{{{codec::DeltaType::kReplace, sync::MintId(), {codec::Kind::kMap, std::string(sync::MintId().view())}, codec::Value(123456.789)}}, {}};
+  codec::Commit sample{{{codec::DeltaType::kReplace,
+                         sync::MintId(),
+                         {codec::Kind::kMap, std::string(sync::MintId().view())},
+                         codec::Value(123456.789)}},
+                       {}};
   const size_t frame_bytes = codec::EncodeFrame(codec::CommitsFrame{1, 1, {sample}})->size();
 
   std::vector<float> lat = stats.latency_us;
@@ -467,12 +489,20 @@ int Run(const Args& args) {
                p999 = Percentile(lat, 0.999);
   const double max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
   boost::json::object out{
-      {"clients", args.clients}, {"writers", args.writers}, {"docs", args.docs},
-      {"rate", args.rate}, {"light", args.light}, {"window", args.window},
-      {"read_urls", boost::json::value_from(args.read_urls)}, {"seconds", seconds},
-      {"written", stats.written}, {"commits_per_s", stats.written / seconds},
-      {"durable", stats.confirmed}, {"durable_per_s", stats.confirmed / seconds},
-      {"delivered", stats.delivered}, {"deliveries_per_s", stats.delivered / seconds},
+      {"clients", args.clients},
+      {"writers", args.writers},
+      {"docs", args.docs},
+      {"rate", args.rate},
+      {"light", args.light},
+      {"window", args.window},
+      {"read_urls", boost::json::value_from(args.read_urls)},
+      {"seconds", seconds},
+      {"written", stats.written},
+      {"commits_per_s", stats.written / seconds},
+      {"durable", stats.confirmed},
+      {"durable_per_s", stats.confirmed / seconds},
+      {"delivered", stats.delivered},
+      {"deliveries_per_s", stats.delivered / seconds},
       {"latency_us", boost::json::object{{"p50", p50}, {"p99", p99}, {"p999", p999}, {"max", max}}},
       {"frame_bytes_per_commit", frame_bytes}};
   if (args.node_pid) {
@@ -498,7 +528,8 @@ int Run(const Args& args) {
                 node_cpu, stats.delivered ? 1e6 * node_cpu / stats.delivered : 0.0,
                 PeakKiB(args.node_pid));
     std::printf("  node threads     ");
-    for (const auto& [group, seconds] : thread_seconds) std::printf(" %s %.2f s", group.c_str(), seconds);
+    for (const auto& [group, seconds] : thread_seconds)
+      std::printf(" %s %.2f s", group.c_str(), seconds);
     std::printf(" (CPU)\n");
   }
   if (!args.json.empty()) std::ofstream(args.json) << boost::json::serialize(out) << "\n";
@@ -509,7 +540,8 @@ int Run(const Args& args) {
       const std::string title =
           "aweft-bench: " + std::to_string(args.clients) + " clients, " +
           std::to_string(args.writers) + " writers, " +
-          (args.rate > 0 ? std::to_string(static_cast<long>(args.rate)) + " commits/s" : "flat out") +
+          (args.rate > 0 ? std::to_string(static_cast<long>(args.rate)) + " commits/s"
+                         : "flat out") +
           ", " + std::to_string(args.docs) + " documents";
       Plot(csv_path, args.plot, title);
       if (args.timeline.empty()) std::remove(csv_path.c_str());

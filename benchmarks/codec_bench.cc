@@ -3,11 +3,11 @@
 // ns/op, bytes/s and heap allocations per operation ("allocs"), counted by
 // replacing the global operator new in this binary (allocation_counter.cc).
 
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
-
-#include <benchmark/benchmark.h>
 
 #include "benchmarks/allocation_counter.h"
 #include "codec/commit.h"
@@ -18,21 +18,18 @@ namespace {
 
 Id MakeId(uint32_t n) {
   Id id;
-  for (int i = 0; i < 4; ++i)
-    id.bytes[8 + i] = static_cast<uint8_t>(n >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i) id.bytes[8 + i] = static_cast<uint8_t>(n >> (24 - 8 * i));
   id.bytes[0] = 0x5a;  // Not all zero, as a random id would not be.
   return id;
 }
 
 Delta Object(DeltaType type, uint32_t id, std::string key, Value value) {
-  return Delta{type, MakeId(id), Ref{Kind::kObject, std::move(key)},
-               std::move(value)};
+  return Delta{type, MakeId(id), Ref{Kind::kObject, std::move(key)}, std::move(value)};
 }
 
 // One replace of a short text: what a user typing into a field produces.
 Commit SmallCommit(uint32_t id = 1, std::string text = "plan") {
-  return Commit{{Object(DeltaType::kReplace, id, "title", std::move(text))},
-                std::nullopt};
+  return Commit{{Object(DeltaType::kReplace, id, "title", std::move(text))}, std::nullopt};
 }
 
 // Forty deltas over eight objects, an array and a map: text, numbers,
@@ -40,22 +37,20 @@ Commit SmallCommit(uint32_t id = 1, std::string text = "plan") {
 Commit LargeCommit() {
   Commit commit;
   for (uint32_t n = 1; n <= 8; ++n) {
-    commit.deltas.push_back(Object(DeltaType::kAdd, n, "title",
-                                   "item number " + std::to_string(n)));
+    commit.deltas.push_back(
+        Object(DeltaType::kAdd, n, "title", "item number " + std::to_string(n)));
     commit.deltas.push_back(Object(DeltaType::kReplace, n, "count", n * 1.5));
     commit.deltas.push_back(Object(DeltaType::kAdd, n, "done", n % 2 == 0));
-    commit.deltas.push_back(
-        Object(DeltaType::kAdd, n, "owner",
-               Reference{Edge::kAlias, Kind::kObject, MakeId(100 + n)}));
+    commit.deltas.push_back(Object(DeltaType::kAdd, n, "owner",
+                                   Reference{Edge::kAlias, Kind::kObject, MakeId(100 + n)}));
   }
   for (uint8_t n = 1; n <= 4; ++n) {
-    commit.deltas.push_back(
-        Delta{DeltaType::kAdd, MakeId(50),
-              Ref{Kind::kArray, std::string{'\x80', static_cast<char>(n)}},
-              Value(Reference{Edge::kAttach, Kind::kObject, MakeId(n)})});
-    commit.deltas.push_back(Delta{
-        DeltaType::kRemove, MakeId(60),
-        Ref{Kind::kMap, std::string(MakeId(200 + n).view())}, std::nullopt});
+    commit.deltas.push_back(Delta{DeltaType::kAdd, MakeId(50),
+                                  Ref{Kind::kArray, std::string{'\x80', static_cast<char>(n)}},
+                                  Value(Reference{Edge::kAttach, Kind::kObject, MakeId(n)})});
+    commit.deltas.push_back(Delta{DeltaType::kRemove, MakeId(60),
+                                  Ref{Kind::kMap, std::string(MakeId(200 + n).view())},
+                                  std::nullopt});
   }
   return commit;
 }
@@ -79,8 +74,8 @@ void Measure(benchmark::State& state, size_t bytes, Op op) {
   for (auto _ : state) op();
   uint64_t made = bench::Allocations() - before;
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
-  state.counters["allocs"] = benchmark::Counter(
-      static_cast<double>(made), benchmark::Counter::kAvgIterations);
+  state.counters["allocs"] =
+      benchmark::Counter(static_cast<double>(made), benchmark::Counter::kAvgIterations);
   state.counters["bytes"] = static_cast<double>(bytes);
 }
 
@@ -145,10 +140,8 @@ BENCHMARK_CAPTURE(BM_DecodeCommit, small, SmallCommit());
 BENCHMARK_CAPTURE(BM_DecodeCommit, deltas40, LargeCommit());
 BENCHMARK_CAPTURE(BM_ValidateCommit, small, SmallCommit());
 BENCHMARK_CAPTURE(BM_ValidateCommit, deltas40, LargeCommit());
-BENCHMARK_CAPTURE(BM_EncodeFrame, small_commit,
-                  Frame(CommitsFrame{1, 1, {SmallCommit()}}));
-BENCHMARK_CAPTURE(BM_DecodeFrame, small_commit,
-                  Frame(CommitsFrame{1, 1, {SmallCommit()}}));
+BENCHMARK_CAPTURE(BM_EncodeFrame, small_commit, Frame(CommitsFrame{1, 1, {SmallCommit()}}));
+BENCHMARK_CAPTURE(BM_DecodeFrame, small_commit, Frame(CommitsFrame{1, 1, {SmallCommit()}}));
 BENCHMARK_CAPTURE(BM_EncodeFrame, commits16, CommitsOf16());
 BENCHMARK_CAPTURE(BM_DecodeFrame, commits16, CommitsOf16());
 

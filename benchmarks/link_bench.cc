@@ -5,13 +5,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 
 #include "codec/frame.h"
 #include "sync/document.h"
@@ -28,18 +27,16 @@ namespace asio = boost::asio;
 struct WebSocket {
   using Channel = WebSocketChannel;
   using Listener = WebSocketListener;
-  static std::unique_ptr<Channel> Dial(asio::io_context& io, Scheduler& s,
-                                       uint16_t port) {
-    return WebSocketChannel::Dial(
-        io.get_executor(), s, "ws://127.0.0.1:" + std::to_string(port) + "/");
+  static std::unique_ptr<Channel> Dial(asio::io_context& io, Scheduler& s, uint16_t port) {
+    return WebSocketChannel::Dial(io.get_executor(), s,
+                                  "ws://127.0.0.1:" + std::to_string(port) + "/");
   }
 };
 
 struct Tcp {
   using Channel = TcpChannel;
   using Listener = TcpListener;
-  static std::unique_ptr<Channel> Dial(asio::io_context& io, Scheduler& s,
-                                       uint16_t port) {
+  static std::unique_ptr<Channel> Dial(asio::io_context& io, Scheduler& s, uint16_t port) {
     return TcpChannel::Dial(io.get_executor(), s, "127.0.0.1", port);
   }
 };
@@ -56,9 +53,7 @@ void BM_LinkStream(benchmark::State& state) {
   std::unique_ptr<typename Socket::Channel> accepted;
   typename Socket::Listener listener(
       io.get_executor(), scheduler, "127.0.0.1", 0,
-      [&](std::unique_ptr<typename Socket::Channel> c) {
-        accepted = std::move(c);
-      });
+      [&](std::unique_ptr<typename Socket::Channel> c) { accepted = std::move(c); });
   auto dialed = Socket::Dial(io, scheduler, listener.port());
   while (!accepted) io.run_one();
   Link writer(*dialed, scheduler), reader(*accepted, scheduler);
@@ -83,12 +78,10 @@ void BM_LinkStream(benchmark::State& state) {
     asio::post(io, write);
     while (reader.stats().commits_in < target) io.run_one();
   }
-  state.counters["commits/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kCommits),
-                         benchmark::Counter::kIsRate);
-  state.counters["commits/frame"] =
-      static_cast<double>(reader.stats().commits_in) /
-      static_cast<double>(reader.stats().frames_in - 1);
+  state.counters["commits/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kCommits), benchmark::Counter::kIsRate);
+  state.counters["commits/frame"] = static_cast<double>(reader.stats().commits_in) /
+                                    static_cast<double>(reader.stats().frames_in - 1);
 }
 // Real time: a stalled socket costs wall time, not CPU.
 BENCHMARK_TEMPLATE(BM_LinkStream, WebSocket)
@@ -142,10 +135,8 @@ void BM_FrameBytesPerCommit(benchmark::State& state) {
     benchmark::DoNotOptimize(encoded);
   }
   state.counters["bytes/commit"] =
-      static_cast<double>(bytes) /
-      static_cast<double>(frames.size() * per_frame);
-  state.counters["bytes/frame"] =
-      static_cast<double>(bytes) / static_cast<double>(frames.size());
+      static_cast<double>(bytes) / static_cast<double>(frames.size() * per_frame);
+  state.counters["bytes/frame"] = static_cast<double>(bytes) / static_cast<double>(frames.size());
 }
 BENCHMARK(BM_FrameBytesPerCommit)->Arg(1)->Arg(16);
 

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,8 +23,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "node/client.h"
 #include "storage/store.h"
@@ -77,7 +76,8 @@ bool OpenAll(boost::asio::io_context& io, aweft::Client& client,
   for (const std::string& name : names) {
     client.Open(name, [&](sync::Document&) { ++ready; });
   }
-  return RunUntil(io, [&] { return ready == names.size(); }, std::chrono::seconds(120));
+  return RunUntil(
+      io, [&] { return ready == names.size(); }, std::chrono::seconds(120));
 }
 
 int Arg(int argc, char** argv, const std::string& flag, int fallback) {
@@ -139,7 +139,8 @@ int main(int argc, char** argv) {
     aweft::Client warm(io.get_executor(), options);  // The first connection's costs.
     OpenAll(io, warm, {"doc-0"});
   }
-  RunUntil(io, [] { return false; }, std::chrono::milliseconds(500));
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(500));
   const long base = RssKiB(node.pid());
   {
     aweft::Client client(io.get_executor(), options);
@@ -147,7 +148,8 @@ int main(int argc, char** argv) {
     for (int i = 1; i <= loaded; ++i) names.push_back("doc-" + std::to_string(i));
     if (!OpenAll(io, client, names)) return 1;
   }  // Closed: the documents stay loaded, idle, until idle_evict_seconds.
-  RunUntil(io, [] { return false; }, std::chrono::milliseconds(1000));
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(1000));
   const long with_documents = RssKiB(node.pid());
 
   // Idle connections: each asks one request, so that its answer proves the
@@ -160,13 +162,16 @@ int main(int argc, char** argv) {
     idle.back()->OnText([&](const std::string&) { ++answered; });
     idle.back()->SendText(R"({"id":1,"name":"durable"})");
   }
-  const bool all = RunUntil(io, [&] { return answered == idle.size(); }, std::chrono::seconds(60));
-  RunUntil(io, [] { return false; }, std::chrono::milliseconds(1000));
+  const bool all = RunUntil(
+      io, [&] { return answered == idle.size(); }, std::chrono::seconds(60));
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(1000));
   const long with_connections = RssKiB(node.pid());
-  std::printf("\n| node RSS | KiB |\n|---|---|\n| idle, one document loaded | %ld |\n"
-              "| + %d documents loaded and idle | %ld |\n| + %d idle connections%s | %ld |\n",
-              base, loaded, with_documents, connections, all ? "" : " (not all connected)",
-              with_connections);
+  std::printf(
+      "\n| node RSS | KiB |\n|---|---|\n| idle, one document loaded | %ld |\n"
+      "| + %d documents loaded and idle | %ld |\n| + %d idle connections%s | %ld |\n",
+      base, loaded, with_documents, connections, all ? "" : " (not all connected)",
+      with_connections);
   std::printf("per loaded idle document: %.1f KiB (each holds 2 keys)\n",
               static_cast<double>(with_documents - base) / loaded);
   std::printf("per idle connection: %.1f KiB\n",

@@ -93,9 +93,12 @@ void Edit(sync::Document& document, uint64_t i) {
 
 const char* ModeName(storage::Durability mode) {
   switch (mode) {
-    case storage::Durability::kSync: return "sync";
-    case storage::Durability::kWal: return "wal";
-    case storage::Durability::kNone: return "none";
+    case storage::Durability::kSync:
+      return "sync";
+    case storage::Durability::kWal:
+      return "wal";
+    case storage::Durability::kNone:
+      return "none";
   }
   return "?";
 }
@@ -130,8 +133,8 @@ void GroupThroughput(storage::Durability mode) {
   }
   const double seconds = Seconds(start);
   std::printf("%-44s %-5s %12.0f commits/s  (%.0f syncs/s)\n",
-              "100 documents, group commit (100 per Sync)", ModeName(mode),
-              rounds * 100 / seconds, rounds / seconds);
+              "100 documents, group commit (100 per Sync)", ModeName(mode), rounds * 100 / seconds,
+              rounds / seconds);
 }
 
 // Builds `name` with `n` commits quickly (no WAL, big batches).
@@ -200,8 +203,7 @@ void History() {
     std::printf("%-44s %10.1f bytes (commit itself: %.1f bytes; log ~%.1f MB)\n",
                 "bytes on disk per commit (compacted)",
                 static_cast<double>(DirBytes(log_only.path())) / kCommits,
-                static_cast<double>(encoded) / sample->size(),
-                info->approximate_bytes / 1e6);
+                static_cast<double>(encoded) / sample->size(), info->approximate_bytes / 1e6);
   }
 }
 

@@ -2,10 +2,10 @@
 // becoming commits, snapshot and reconcile of a 100,000-observable document,
 // and commits through an in-process link.
 
+#include <benchmark/benchmark.h>
+
 #include <memory>
 #include <string>
-
-#include <benchmark/benchmark.h>
 
 #include "sync/document.h"
 #include "sync/link.h"
@@ -21,9 +21,16 @@ void BM_ApplySmallCommit(benchmark::State& state) {
   Document doc(Kind::kObject);
   (void)doc.Set(doc.root(), "title", std::string("a"));
   doc.Watch([](const Change&) {});
-  Commit commits[2] = {
-      {{{DeltaType::kReplace, doc.root().id(), {Kind::kObject, "title"}, Value(std::string("plan"))}}, {}},
-      {{{DeltaType::kReplace, doc.root().id(), {Kind::kObject, "title"}, Value(std::string("done"))}}, {}}};
+  Commit commits[2] = {{{{DeltaType::kReplace,
+                          doc.root().id(),
+                          {Kind::kObject, "title"},
+                          Value(std::string("plan"))}},
+                        {}},
+                       {{{DeltaType::kReplace,
+                          doc.root().id(),
+                          {Kind::kObject, "title"},
+                          Value(std::string("done"))}},
+                        {}}};
   size_t i = 0;
   for (auto _ : state) {
     auto applied = doc.Apply(commits[i++ & 1]);

@@ -76,8 +76,7 @@ Utf8 CheckUtf8(std::string_view text, size_t& offset) {
 }
 
 Refusal Fail(Reason reason, size_t offset, std::string_view what) {
-  return Refusal{reason,
-                 std::string(what) + " at offset " + std::to_string(offset)};
+  return Refusal{reason, std::string(what) + " at offset " + std::to_string(offset)};
 }
 
 // Checks one item at a time, keeping open arrays as a fixed stack of the
@@ -111,15 +110,13 @@ class Scanner {
     const uint8_t major = Byte(start) >> 5;
     const uint8_t info = Byte(start) & 0x1f;
     if (major == 5 || major == 6) {
-      return Fail(Reason::kUnsupportedMajor, start,
-                  major == 5 ? "a map" : "a tagged item");
+      return Fail(Reason::kUnsupportedMajor, start, major == 5 ? "a map" : "a tagged item");
     }
     if (major == 7) {
       if (auto simple = Simple(start); !simple) return simple;
     } else {
       if (major == 4 && depth_ == kMaxNesting) {
-        return Fail(Reason::kNestingTooDeep, start,
-                    "a ninth nested array starts");
+        return Fail(Reason::kNestingTooDeep, start, "a ninth nested array starts");
       }
       uint64_t argument = 0;
       if (auto head = Head(start, info, argument); !head) return head;
@@ -160,8 +157,7 @@ class Scanner {
     }
     const uint64_t smallest = width == 1 ? 24 : uint64_t{1} << (4 * width);
     if (argument < smallest) {
-      return Fail(Reason::kNonCanonicalInteger, start,
-                  "a head wider than its argument needs");
+      return Fail(Reason::kNonCanonicalInteger, start, "a head wider than its argument needs");
     }
     return {};
   }
@@ -185,9 +181,9 @@ class Scanner {
     // Every item takes at least one byte, so a count beyond the bytes left
     // is refused before anything is spent on it.
     if (major == 4 && argument > Left()) {
-      return Fail(Reason::kTruncated, start,
-                  "an array of " + std::to_string(argument) +
-                      " items cannot fit in the bytes left");
+      return Fail(
+          Reason::kTruncated, start,
+          "an array of " + std::to_string(argument) + " items cannot fit in the bytes left");
     }
     return {};
   }

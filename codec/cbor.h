@@ -24,8 +24,7 @@ Result<void> Scan(std::string_view bytes);
 // nothing. REQUIRES: the bytes passed Scan().
 class Reader {
  public:
-  enum class Type { kUint, kNegative, kBytes, kText, kArray, kFalse, kTrue,
-                    kNull, kFloat };
+  enum class Type { kUint, kNegative, kBytes, kText, kArray, kFalse, kTrue, kNull, kFloat };
 
   explicit Reader(std::string_view bytes) : in_(bytes) {}
 

@@ -36,15 +36,13 @@ struct RawDelta {
 
 // Orders byte strings as unsigned bytes, a prefix first.
 int CompareBytes(std::string_view a, std::string_view b) {
-  const int order =
-      std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
+  const int order = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
   if (order != 0) return order;
   return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
 }
 
 Refusal InDelta(Reason reason, size_t index, std::string_view what) {
-  return Refusal{reason,
-                 "delta " + std::to_string(index) + ": " + std::string(what)};
+  return Refusal{reason, "delta " + std::to_string(index) + ": " + std::string(what)};
 }
 
 // Walks bytes that may be a commit and hands each delta, then the tag, to
@@ -54,8 +52,7 @@ Refusal InDelta(Reason reason, size_t index, std::string_view what) {
 template <typename Sink>
 class Walker {
  public:
-  Walker(std::string_view bytes, Sink& sink)
-      : bytes_(bytes), in_(bytes), sink_(sink) {}
+  Walker(std::string_view bytes, Sink& sink) : bytes_(bytes), in_(bytes), sink_(sink) {}
 
   Result<void> Run() {
     if (auto scanned = Scan(bytes_); !scanned) return scanned;
@@ -90,8 +87,7 @@ class Walker {
       if (auto read = ReadDelta(i, delta, slot); !read) return read;
       const int order = i == 0 ? -1 : CompareBytes(previous, slot);
       if (order >= 0 && !disorder) {
-        disorder =
-            order == 0 ? Reason::kDuplicateSlot : Reason::kDeltasOutOfOrder;
+        disorder = order == 0 ? Reason::kDuplicateSlot : Reason::kDeltasOutOfOrder;
         disorder_at = i;
       }
       previous = slot;
@@ -99,9 +95,8 @@ class Walker {
     }
     if (!disorder) return {};
     return InDelta(*disorder, disorder_at,
-                   *disorder == Reason::kDuplicateSlot
-                       ? "addresses the slot of the delta before it"
-                       : "sorts before the delta before it");
+                   *disorder == Reason::kDuplicateSlot ? "addresses the slot of the delta before it"
+                                                       : "sorts before the delta before it");
   }
 
   // Reads delta `i`; `slot` is its encoded id and ref, which order deltas.
@@ -150,12 +145,10 @@ class Walker {
       return InDelta(Reason::kInvalidRef, i, "an object key is not text");
     }
     if (!in_.ReadBytes(delta.key)) {
-      return InDelta(Reason::kInvalidRef, i,
-                     "an array or map key is not bytes");
+      return InDelta(Reason::kInvalidRef, i, "an array or map key is not bytes");
     }
     if (delta.ref_kind == Kind::kArray && !ValidPosition(delta.key)) {
-      return InDelta(Reason::kInvalidPosition, i,
-                     "a position is empty or ends in a zero byte");
+      return InDelta(Reason::kInvalidPosition, i, "a position is empty or ends in a zero byte");
     }
     if (delta.ref_kind == Kind::kMap && delta.key.size() != kIdSize) {
       return InDelta(Reason::kInvalidId, i, "a map key is not a 12-byte id");
@@ -193,15 +186,13 @@ class Walker {
     uint64_t edge = 0;
     uint64_t kind = 0;
     if (!in_.ReadArray(items) || items != 3) {
-      return InDelta(Reason::kInvalidReference, i,
-                     "a reference is not an edge, a kind and an id");
+      return InDelta(Reason::kInvalidReference, i, "a reference is not an edge, a kind and an id");
     }
     if (!in_.ReadUint(edge) || edge > 1) {
       return InDelta(Reason::kUnknownEdgeKind, i, "edge is not 0 or 1");
     }
     if (!in_.ReadUint(kind) || kind > 2) {
-      return InDelta(Reason::kUnknownRefKind, i,
-                     "reference kind is not 0, 1 or 2");
+      return InDelta(Reason::kUnknownRefKind, i, "reference kind is not 0, 1 or 2");
     }
     value.edge = static_cast<Edge>(edge);
     value.kind = static_cast<Kind>(kind);
@@ -220,9 +211,8 @@ class Walker {
       return Refusal{Reason::kInvalidTag, "the tag is not a byte string"};
     }
     if (tag.size() < kMinTag || tag.size() > kMaxTag) {
-      return Refusal{
-          Reason::kInvalidTag,
-          "the tag is " + std::to_string(tag.size()) + " bytes, not 4 to 32"};
+      return Refusal{Reason::kInvalidTag,
+                     "the tag is " + std::to_string(tag.size()) + " bytes, not 4 to 32"};
     }
     sink_.Tag(tag);
     return {};
@@ -284,8 +274,7 @@ struct Build {
 // --- Encoding --------------------------------------------------------------
 
 Refusal OnId(Reason reason, const Delta& delta, std::string_view what) {
-  return Refusal{reason,
-                 std::string(what) + " (delta on " + IdText(delta.id) + ")"};
+  return Refusal{reason, std::string(what) + " (delta on " + IdText(delta.id) + ")"};
 }
 
 Result<void> WriteRef(Writer& out, const Delta& delta) {
@@ -296,8 +285,7 @@ Result<void> WriteRef(Writer& out, const Delta& delta) {
   if (ref.kind == Kind::kObject) {
     if (auto text = CheckText(ref.key); !text) return text;
   } else if (ref.kind == Kind::kArray && !ValidPosition(ref.key)) {
-    return OnId(Reason::kInvalidPosition, delta,
-                "a position is empty or ends in a zero byte");
+    return OnId(Reason::kInvalidPosition, delta, "a position is empty or ends in a zero byte");
   } else if (ref.kind == Kind::kMap && ref.key.size() != kIdSize) {
     return OnId(Reason::kInvalidId, delta, "a map key is not a 12-byte id");
   }
@@ -367,9 +355,8 @@ std::vector<const Delta*> Sorted(const Commit& commit) {
   std::vector<const Delta*> sorted;
   sorted.reserve(commit.deltas.size());
   for (const Delta& delta : commit.deltas) sorted.push_back(&delta);
-  std::sort(sorted.begin(), sorted.end(), [](const Delta* a, const Delta* b) {
-    return CompareSlots(*a, *b) < 0;
-  });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Delta* a, const Delta* b) { return CompareSlots(*a, *b) < 0; });
   return sorted;
 }
 
@@ -379,17 +366,14 @@ Result<void> EncodeCommit(const Commit& commit, std::string& out) {
   if (commit.deltas.empty()) {
     return Refusal{Reason::kEmptyCommit, "the commit carries no delta"};
   }
-  if (commit.tag &&
-      (commit.tag->size() < kMinTag || commit.tag->size() > kMaxTag)) {
-    return Refusal{Reason::kInvalidTag, "the tag is " +
-                                            std::to_string(commit.tag->size()) +
-                                            " bytes, not 4 to 32"};
+  if (commit.tag && (commit.tag->size() < kMinTag || commit.tag->size() > kMaxTag)) {
+    return Refusal{Reason::kInvalidTag,
+                   "the tag is " + std::to_string(commit.tag->size()) + " bytes, not 4 to 32"};
   }
   const std::vector<const Delta*> sorted = Sorted(commit);
   for (size_t i = 1; i < sorted.size(); ++i) {
     if (CompareSlots(*sorted[i - 1], *sorted[i]) == 0) {
-      return OnId(Reason::kDuplicateSlot, *sorted[i],
-                  "two deltas address one slot");
+      return OnId(Reason::kDuplicateSlot, *sorted[i], "two deltas address one slot");
     }
   }
   const size_t mark = out.size();

@@ -13,23 +13,21 @@ namespace {
 constexpr std::array<uint64_t, 6> kArity = {6, 3, 4, 4, 2, 4};
 constexpr size_t kMaxArity = 6;
 
-Refusal Bad(std::string what) {
-  return Refusal{Reason::kBadFrame, std::move(what)};
-}
+Refusal Bad(std::string what) { return Refusal{Reason::kBadFrame, std::move(what)}; }
 
 // --- Decoding --------------------------------------------------------------
 
 // Reads a frame's numbers: whole, at least `minimum`, and at most 2^53. A
 // larger whole number arrives as a float64; the reference accepts it, and we
 // refuse it (the one documented deviation, see FORMAT.md).
-Result<void> ReadCount(std::string_view item, uint64_t minimum,
-                       std::string_view what, uint64_t& out) {
+Result<void> ReadCount(std::string_view item, uint64_t minimum, std::string_view what,
+                       uint64_t& out) {
   Reader in(item);
   double number = 0;
   if (in.ReadUint(out)) {
     if (out >= minimum) return {};
-    return Bad(std::string(what) + " is " + std::to_string(out) +
-               ", below its minimum of " + std::to_string(minimum));
+    return Bad(std::string(what) + " is " + std::to_string(out) + ", below its minimum of " +
+               std::to_string(minimum));
   }
   if (in.ReadNumber(number) && number > 0 && std::trunc(number) == number) {
     return Bad(std::string(what) + " is above 2^53, which this end refuses");
@@ -37,8 +35,7 @@ Result<void> ReadCount(std::string_view item, uint64_t minimum,
   return Bad(std::string(what) + " is not a whole number from 0");
 }
 
-Result<std::string_view> ReadTextItem(std::string_view item,
-                                      std::string_view what) {
+Result<std::string_view> ReadTextItem(std::string_view item, std::string_view what) {
   Reader in(item);
   std::string_view text;
   if (in.ReadText(text)) return text;
@@ -99,8 +96,7 @@ Result<Frame> DecodeState(const Elements& e) {
 
 // Opens the list in the last element, refusing one that is not a non-empty
 // array.
-Result<void> OpenList(std::string_view item, std::string_view what,
-                      Reader& list, uint64_t& count) {
+Result<void> OpenList(std::string_view item, std::string_view what, Reader& list, uint64_t& count) {
   list = Reader(item);
   if (!list.ReadArray(count)) return Bad(std::string(what) + " are not a list");
   if (count == 0) return Bad(std::string(what) + " are an empty list");
@@ -130,13 +126,11 @@ Result<Frame> DecodeCommits(const Elements& e) {
   return Frame(std::move(frame));
 }
 
-Result<std::optional<std::vector<std::string>>> ReadPath(
-    std::string_view item) {
+Result<std::optional<std::vector<std::string>>> ReadPath(std::string_view item) {
   Reader in(item);
   uint64_t count = 0;
   if (in.ReadNull()) return std::optional<std::vector<std::string>>();
-  if (!in.ReadArray(count))
-    return Bad("a reason path is neither null nor a list");
+  if (!in.ReadArray(count)) return Bad("a reason path is neither null nor a list");
   std::vector<std::string> steps;
   steps.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
@@ -163,8 +157,7 @@ Result<WireReason> ReadReason(std::string_view item) {
   if (!code_text) return code_text.error();
   auto message_text = ReadTextItem(message, "a reason message");
   if (!message_text) return message_text.error();
-  return WireReason{std::string(*code_text), std::string(*message_text),
-                    std::move(*path)};
+  return WireReason{std::string(*code_text), std::string(*message_text), std::move(*path)};
 }
 
 Result<Frame> DecodeRefused(const Elements& e) {
@@ -215,11 +208,10 @@ Result<Frame> DecodeFault(const Elements& e) {
 // --- Encoding --------------------------------------------------------------
 
 // The encoder's side of ReadCount: a number the decoder would refuse.
-Result<void> CheckCount(uint64_t value, uint64_t minimum,
-                        std::string_view what) {
+Result<void> CheckCount(uint64_t value, uint64_t minimum, std::string_view what) {
   if (value < minimum) {
-    return Bad(std::string(what) + " is " + std::to_string(value) +
-               ", below its minimum of " + std::to_string(minimum));
+    return Bad(std::string(what) + " is " + std::to_string(value) + ", below its minimum of " +
+               std::to_string(minimum));
   }
   if (value > kMaxSafeInteger) {
     return Bad(std::string(what) + " is above 2^53");
@@ -234,8 +226,7 @@ Result<void> Write(Writer& out, const OpenFrame& frame) {
   if (frame.root && static_cast<uint8_t>(frame.root->kind) > 2) {
     return Bad("the root kind is not 0, 1 or 2");
   }
-  if (!frame.root && !frame.want)
-    return Bad("an open with no root must want state");
+  if (!frame.root && !frame.want) return Bad("an open with no root must want state");
   if (auto name = CheckText(frame.name); !name) return name;
   out.Array(6);
   out.Uint(0);
@@ -356,8 +347,8 @@ Result<void> Write(Writer& out, const FaultFrame& frame) {
 }  // namespace
 
 std::string_view FrameKindName(const Frame& frame) {
-  static constexpr std::array<std::string_view, 6> kNames = {
-      "open", "state", "commits", "refused", "leave", "fault"};
+  static constexpr std::array<std::string_view, 6> kNames = {"open",    "state", "commits",
+                                                             "refused", "leave", "fault"};
   return kNames[frame.index()];
 }
 
@@ -378,8 +369,7 @@ Result<std::string> EncodeCommitsFrame(uint64_t topic, uint64_t first,
 Result<std::string> EncodeFrame(const Frame& frame) {
   std::string out;
   Writer writer(out);
-  auto written = std::visit(
-      [&writer](const auto& kind) { return Write(writer, kind); }, frame);
+  auto written = std::visit([&writer](const auto& kind) { return Write(writer, kind); }, frame);
   if (!written) return written.error();
   return out;
 }
@@ -399,9 +389,8 @@ Result<Frame> DecodeFrame(std::string_view bytes) {
     return Bad("the frame kind is not a whole number from 0 to 5");
   }
   if (count != kArity[kind]) {
-    return Bad("a frame of kind " + std::to_string(kind) + " has " +
-               std::to_string(kArity[kind]) + " elements, not " +
-               std::to_string(count));
+    return Bad("a frame of kind " + std::to_string(kind) + " has " + std::to_string(kArity[kind]) +
+               " elements, not " + std::to_string(count));
   }
   Elements elements;
   for (uint64_t i = 1; i < count; ++i) {

@@ -73,8 +73,8 @@ struct FaultFrame {
   bool operator==(const FaultFrame&) const = default;
 };
 
-using Frame = std::variant<OpenFrame, StateFrame, CommitsFrame, RefusedFrame,
-                           LeaveFrame, FaultFrame>;
+using Frame =
+    std::variant<OpenFrame, StateFrame, CommitsFrame, RefusedFrame, LeaveFrame, FaultFrame>;
 
 // The name of a frame's kind: "open", "state", ...
 std::string_view FrameKindName(const Frame& frame);

@@ -34,8 +34,8 @@ std::string IdText(const Id& id) {
   out.reserve(kIdTextSize);
   // Twelve bytes are four groups of three, and each group is four characters.
   for (size_t i = 0; i < kIdSize; i += 3) {
-    const uint32_t group = uint32_t{id.bytes[i]} << 16 |
-                           uint32_t{id.bytes[i + 1]} << 8 | id.bytes[i + 2];
+    const uint32_t group =
+        uint32_t{id.bytes[i]} << 16 | uint32_t{id.bytes[i + 1]} << 8 | id.bytes[i + 2];
     for (int shift = 18; shift >= 0; shift -= 6) {
       out.push_back(kAlphabet[(group >> shift) & 63]);
     }
@@ -45,8 +45,8 @@ std::string IdText(const Id& id) {
 
 Result<Id> IdFromText(std::string_view text) {
   if (text.size() != kIdTextSize) {
-    return Refusal{Reason::kInvalidId, "an id is 16 characters, not " +
-                                           std::to_string(text.size())};
+    return Refusal{Reason::kInvalidId,
+                   "an id is 16 characters, not " + std::to_string(text.size())};
   }
   Id id;
   for (size_t i = 0, j = 0; i < kIdTextSize; i += 4, j += 3) {
@@ -54,8 +54,7 @@ Result<Id> IdFromText(std::string_view text) {
     for (size_t k = i; k < i + 4; ++k) {
       const int sextet = Sextet(text[k]);
       if (sextet < 0) {
-        return Refusal{Reason::kInvalidId,
-                       "character " + std::to_string(k) + " is not base64url"};
+        return Refusal{Reason::kInvalidId, "character " + std::to_string(k) + " is not base64url"};
       }
       group = group << 6 | static_cast<uint32_t>(sextet);
     }
@@ -68,8 +67,7 @@ Result<Id> IdFromText(std::string_view text) {
 
 Result<Id> IdFromBytes(std::string_view bytes) {
   if (bytes.size() != kIdSize) {
-    return Refusal{Reason::kInvalidId,
-                   "an id is 12 bytes, not " + std::to_string(bytes.size())};
+    return Refusal{Reason::kInvalidId, "an id is 12 bytes, not " + std::to_string(bytes.size())};
   }
   Id id;
   for (size_t i = 0; i < kIdSize; ++i) {
@@ -92,8 +90,7 @@ std::string Hex(std::string_view bytes) {
 
 Result<std::string> FromHex(std::string_view hex) {
   if (hex.size() % 2 != 0) {
-    return Refusal{Reason::kInvalidHex,
-                   std::to_string(hex.size()) + " hex digits is an odd count"};
+    return Refusal{Reason::kInvalidHex, std::to_string(hex.size()) + " hex digits is an odd count"};
   }
   std::string out;
   out.reserve(hex.size() / 2);
@@ -101,9 +98,8 @@ Result<std::string> FromHex(std::string_view hex) {
     const int high = Nibble(hex[i]);
     const int low = Nibble(hex[i + 1]);
     if (high < 0 || low < 0) {
-      return Refusal{Reason::kInvalidHex, "characters " + std::to_string(i) +
-                                              " and " + std::to_string(i + 1) +
-                                              " are not both hex digits"};
+      return Refusal{Reason::kInvalidHex, "characters " + std::to_string(i) + " and " +
+                                              std::to_string(i + 1) + " are not both hex digits"};
     }
     out.push_back(static_cast<char>(high << 4 | low));
   }

@@ -1,15 +1,14 @@
 #include "codec/json.h"
 
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/error.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_stack.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
-
-#include <boost/json/basic_parser_impl.hpp>
-#include <boost/json/error.hpp>
-#include <boost/json/serialize.hpp>
-#include <boost/json/value_stack.hpp>
 
 namespace aweft::codec {
 namespace {

@@ -1,12 +1,11 @@
 #pragma once
 
-#include <cstddef>
-#include <string>
-#include <string_view>
-
 #include <boost/json/parse_options.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/error_code.hpp>
+#include <cstddef>
+#include <string>
+#include <string_view>
 
 // JSON text, read and written exactly: the one parser and the one writer of
 // every JSON path in the project (aweftctl, the admin endpoint, requests).

@@ -56,8 +56,7 @@ std::optional<Edge> EdgeFromName(std::string_view name) {
 }
 
 std::optional<DeltaType> DeltaTypeFromName(std::string_view name) {
-  for (DeltaType type :
-       {DeltaType::kAdd, DeltaType::kReplace, DeltaType::kRemove}) {
+  for (DeltaType type : {DeltaType::kAdd, DeltaType::kReplace, DeltaType::kRemove}) {
     if (DeltaTypeName(type) == name) return type;
   }
   return std::nullopt;

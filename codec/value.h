@@ -49,8 +49,7 @@ struct Bytes {
 // A slot's value: null, a boolean, a finite number, text, bytes, or a
 // reference. Numbers are doubles, as in the reference: a whole number within
 // ±2^53 is written as an integer, anything else as a float64 (spec §6.2).
-using Value =
-    std::variant<std::monostate, bool, double, std::string, Bytes, Reference>;
+using Value = std::variant<std::monostate, bool, double, std::string, Bytes, Reference>;
 
 // Which slot of an observable a delta addresses (spec §6.5). `key` is the
 // text of an object key, the bytes of an array position, or the 12 bytes of

@@ -30,8 +30,7 @@ class Access {
   // The token a connection presented (Authorization: Bearer, or ?token=);
   // null when no tokens are configured. Refuses `forbidden` when tokens are
   // configured and none matches.
-  codec::Result<const Token*> Authenticate(
-      const sync::TextChannel::Handshake& handshake) const;
+  codec::Result<const Token*> Authenticate(const sync::TextChannel::Handshake& handshake) const;
   // What `token` (null: no tokens configured) may do with `name`.
   static bool CanRead(const Token* token, std::string_view name);
   static bool CanWrite(const Token* token, std::string_view name);

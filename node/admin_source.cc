@@ -42,8 +42,7 @@ void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more) {
   total.refused_out += more.refused_out;
 }
 
-void AddTraffic(sync::TextChannel::Traffic& total,
-                const sync::TextChannel::Traffic& more) {
+void AddTraffic(sync::TextChannel::Traffic& total, const sync::TextChannel::Traffic& more) {
   total.bytes_in += more.bytes_in;
   total.bytes_out += more.bytes_out;
 }
@@ -112,9 +111,8 @@ std::vector<admin::Check> NodeAdmin::Readiness() {
   std::vector<admin::Check> checks;
   const auto why = node_.hub().Unavailable();
   checks.push_back({"store", !why, why ? *why : "open at " + node_.config().data + "/store"});
-  checks.push_back({"listener", !node_.stopping(),
-                    node_.stopping() ? "shutting down"
-                                    : node_.url()});
+  checks.push_back(
+      {"listener", !node_.stopping(), node_.stopping() ? "shutting down" : node_.url()});
   size_t linked = 0;
   std::string missing;
   for (const auto& upstream : node_.upstreams().links()) {
@@ -128,8 +126,8 @@ std::vector<admin::Check> NodeAdmin::Readiness() {
   const bool all = linked == node_.upstreams().links().size();
   checks.push_back({"upstreams", all,
                     node_.upstreams().links().empty() ? "none configured"
-                    : all                    ? std::to_string(linked) + " linked"
-                                             : missing});
+                    : all                             ? std::to_string(linked) + " linked"
+                                                      : missing});
   return checks;
 }
 
@@ -150,37 +148,37 @@ json::object NodeAdmin::Config() const {
   const char* durability = c.storage.durability == storage::Durability::kSync  ? "sync"
                            : c.storage.durability == storage::Durability::kWal ? "wal"
                                                                                : "none";
-  return {{"data", c.data},
-          {"listen", c.listen},
-          {"admin", c.admin},
-          {"admin_token", Masked(c.admin_token)},
-          {"log_level", c.log_level},
-          {"node_id", c.node_id},
-          {"threads", c.threads},
-          {"storage", json::object{{"durability", durability},
-                                   {"snapshot_every_commits", c.storage.snapshot_every_commits},
-                                   {"snapshot_every_bytes", c.storage.snapshot_every_bytes},
-                                   {"history_commits", c.storage.history_commits}}},
-          {"documents", json::object{{"idle_evict_seconds", c.idle_evict.count()},
-                                     {"create", Texts(c.create)},
-                                     {"max_frame_bytes", c.max_frame_bytes}}},
-          {"limits", json::object{{"max_commit_bytes", c.limits.max_commit_bytes},
-                                  {"max_deltas_per_commit", c.limits.max_deltas_per_commit},
-                                  {"max_topics_per_link", c.limits.max_topics_per_link},
-                                  {"max_documents", c.limits.max_documents},
-                                  {"max_requests_in_flight", c.limits.max_requests_in_flight},
-                                  {"max_text_bytes", c.limits.max_text_bytes},
-                                  {"max_http_body_bytes", c.limits.max_http_body_bytes},
-                                  {"max_connections_per_address",
-                                   c.limits.max_connections_per_address},
-                                  {"send_queue_bytes", c.limits.send_queue_bytes},
-                                  {"idle_timeout_seconds", c.limits.idle_timeout.count()}}},
-          // Paths only: the key itself never leaves its file.
-          {"tls", json::object{{"cert_file", c.tls.cert_file},
-                               {"key_file", c.tls.key_file},
-                               {"ca_file", c.tls.ca_file}}},
-          {"tokens", std::move(tokens)},
-          {"upstreams", std::move(upstreams)}};
+  return {
+      {"data", c.data},
+      {"listen", c.listen},
+      {"admin", c.admin},
+      {"admin_token", Masked(c.admin_token)},
+      {"log_level", c.log_level},
+      {"node_id", c.node_id},
+      {"threads", c.threads},
+      {"storage", json::object{{"durability", durability},
+                               {"snapshot_every_commits", c.storage.snapshot_every_commits},
+                               {"snapshot_every_bytes", c.storage.snapshot_every_bytes},
+                               {"history_commits", c.storage.history_commits}}},
+      {"documents", json::object{{"idle_evict_seconds", c.idle_evict.count()},
+                                 {"create", Texts(c.create)},
+                                 {"max_frame_bytes", c.max_frame_bytes}}},
+      {"limits", json::object{{"max_commit_bytes", c.limits.max_commit_bytes},
+                              {"max_deltas_per_commit", c.limits.max_deltas_per_commit},
+                              {"max_topics_per_link", c.limits.max_topics_per_link},
+                              {"max_documents", c.limits.max_documents},
+                              {"max_requests_in_flight", c.limits.max_requests_in_flight},
+                              {"max_text_bytes", c.limits.max_text_bytes},
+                              {"max_http_body_bytes", c.limits.max_http_body_bytes},
+                              {"max_connections_per_address", c.limits.max_connections_per_address},
+                              {"send_queue_bytes", c.limits.send_queue_bytes},
+                              {"idle_timeout_seconds", c.limits.idle_timeout.count()}}},
+      // Paths only: the key itself never leaves its file.
+      {"tls", json::object{{"cert_file", c.tls.cert_file},
+                           {"key_file", c.tls.key_file},
+                           {"ca_file", c.tls.ca_file}}},
+      {"tokens", std::move(tokens)},
+      {"upstreams", std::move(upstreams)}};
 }
 
 json::object NodeAdmin::NodeInfo() {
@@ -300,8 +298,8 @@ admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) 
   }
   auto exported = ExportFromJson(body);
   if (!exported) return admin::MakeProblem(exported.error(), 400);
-  auto document = node_.hub().Load(std::string(name),
-                                   codec::RootRef{std::string(exported->root.view()), exported->kind});
+  auto document = node_.hub().Load(
+      std::string(name), codec::RootRef{std::string(exported->root.view()), exported->kind});
   if (!document) return document.error();
   if (exported->commit) {
     // ExportFromJson applied it to an empty root already: it applies here.
@@ -327,9 +325,9 @@ admin::Answer NodeAdmin::Remove(std::string_view name) {
   if (auto why = node_.hub().Unavailable()) return Refusal{Reason::kUnavailable, *why};
   if (const Hub::Loaded* loaded = node_.hub().Find(name)) {
     if (loaded->shares > 0) {
-      return admin::MakeProblem(admin::Why::kInUse, std::to_string(loaded->shares) +
-                                                        " link(s) share \"" + std::string(name) +
-                                                        "\" now");
+      return admin::MakeProblem(
+          admin::Why::kInUse,
+          std::to_string(loaded->shares) + " link(s) share \"" + std::string(name) + "\" now");
     }
     node_.hub().Unload(name);
   }

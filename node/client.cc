@@ -131,8 +131,8 @@ void Client::OnRefused(Entry& entry, const sync::Refused& refused) {
 void Client::Open(const std::string& name, std::function<void(sync::Document&)> ready,
                   std::function<void(const std::string&)> failed) {
   Entry& entry = entries_[name];
-  entry.handlers.ready = [ready = std::move(ready), once = std::make_shared<bool>(false)](
-                             sync::Document& document) {
+  entry.handlers.ready = [ready = std::move(ready),
+                          once = std::make_shared<bool>(false)](sync::Document& document) {
     if (!*once && ready) ready(document);
     *once = true;
   };
@@ -189,7 +189,8 @@ void Client::OnConnected(std::function<void()> fn) {
 void Client::Ask(std::string name, json::value args, std::function<void(sync::AskResult)> done) {
   if (!requests_) {
     asio::post(executor_, [done = std::move(done)] {
-      done(sync::RequestError{codec::Spelled(codec::Reason::kClosed), "not connected to the node", {}});
+      done(sync::RequestError{
+          codec::Spelled(codec::Reason::kClosed), "not connected to the node", {}});
     });
     return;
   }
@@ -270,7 +271,8 @@ void Client::Attach(const std::string& name) {
     if (!entry.document) {  // Open(): make the document from the node's root.
       if (!holds) {
         if (entry.handlers.fault) {
-          entry.handlers.fault(codec::Spelled(codec::Reason::kNoDocument), "the node holds no \"" + name + "\"");
+          entry.handlers.fault(codec::Spelled(codec::Reason::kNoDocument),
+                               "the node holds no \"" + name + "\"");
         }
         return;
       }
@@ -340,10 +342,10 @@ void Client::Confirm() {
   confirm_posted_ = true;
   std::weak_ptr<Client*> self = self_;
   // After a refusal, ask again in a second rather than at the usual pace.
-  confirm_.expires_after(confirm_error_.empty()
-                             ? options_.confirm_every
-                             : std::max<std::chrono::milliseconds>(options_.confirm_every,
-                                                                   std::chrono::seconds(1)));
+  confirm_.expires_after(
+      confirm_error_.empty()
+          ? options_.confirm_every
+          : std::max<std::chrono::milliseconds>(options_.confirm_every, std::chrono::seconds(1)));
   confirm_.async_wait([self](boost::system::error_code ec) {
     auto alive = self.lock();
     if (ec || !alive || !*alive) return;

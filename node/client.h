@@ -1,5 +1,7 @@
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -9,9 +11,6 @@
 #include <optional>
 #include <random>
 #include <string>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "sync/document.h"
 #include "sync/link.h"
@@ -36,8 +35,8 @@ namespace aweft {
 class Client {
  public:
   struct Options {
-    std::string url;     // ws://host:port/, or wss:// for TLS
-    std::string token;   // Bearer token, when the node wants one.
+    std::string url;    // ws://host:port/, or wss:// for TLS
+    std::string token;  // Bearer token, when the node wants one.
     // wss://: what the node's certificate is checked against
     // (sync::ClientTls). Default: null, the system's trusted certificates.
     std::shared_ptr<boost::asio::ssl::context> tls;
@@ -143,7 +142,7 @@ class Client {
       codec::Commit commit;
     };
     std::deque<Pending> unconfirmed;
-    uint64_t numbered = 0;  // Numbers given so far.
+    uint64_t numbered = 0;              // Numbers given so far.
     std::deque<codec::Commit> refused;  // Oldest first.
     // A refusal named a commit no longer in the link's window: which one is
     // unknown, so no mark is handed on until the next resync.
@@ -183,7 +182,7 @@ class Client {
   std::shared_ptr<Client*> self_;
   uint64_t connections_ = 0;
   uint64_t question_ = 0;  // Numbers the durable questions asked.
-  Stats retired_;  // Connections that ended.
+  Stats retired_;          // Connections that ended.
   bool live_ = false, closed_ = false, confirm_posted_ = false, asking_ = false;
   std::string confirm_error_;
 };

@@ -1,8 +1,8 @@
 #include "node/config.h"
 
-#include <sstream>
-
 #include <toml++/toml.h>
+
+#include <sstream>
 
 namespace aweft::node {
 namespace {
@@ -41,10 +41,14 @@ void ApplyStorage(const toml::table& table, storage::Options& out) {
   EachKey(table, "storage.", [&](const std::string& key, const toml::node& value) {
     if (key == "storage.durability") {
       const std::string mode = Text(value, key);
-      if (mode == "sync") out.durability = storage::Durability::kSync;
-      else if (mode == "wal") out.durability = storage::Durability::kWal;
-      else if (mode == "none") out.durability = storage::Durability::kNone;
-      else Bad(key, "must be one of sync, wal, none (not \"" + mode + "\")");
+      if (mode == "sync")
+        out.durability = storage::Durability::kSync;
+      else if (mode == "wal")
+        out.durability = storage::Durability::kWal;
+      else if (mode == "none")
+        out.durability = storage::Durability::kNone;
+      else
+        Bad(key, "must be one of sync, wal, none (not \"" + mode + "\")");
     } else if (key == "storage.snapshot_every_commits") {
       out.snapshot_every_commits = Count(value, key);
     } else if (key == "storage.snapshot_every_bytes") {
@@ -111,7 +115,8 @@ void Apply(const toml::table& root, Config& config) {
       config.node_id = Text(value, key);
     } else if (key == "threads") {
       auto threads = value.value<int64_t>();
-      if (!threads || *threads < 1 || *threads > 256) Bad(key, "must be a whole number from 1 to 256");
+      if (!threads || *threads < 1 || *threads > 256)
+        Bad(key, "must be a whole number from 1 to 256");
       config.threads = static_cast<uint64_t>(*threads);
     } else if (key == "storage") {
       if (!value.is_table()) Bad(key, "must be a table");
@@ -122,10 +127,14 @@ void Apply(const toml::table& root, Config& config) {
     } else if (key == "tls") {
       if (!value.is_table()) Bad(key, "must be a table");
       EachKey(*value.as_table(), "tls.", [&](const std::string& k, const toml::node& v) {
-        if (k == "tls.cert_file") config.tls.cert_file = Text(v, k);
-        else if (k == "tls.key_file") config.tls.key_file = Text(v, k);
-        else if (k == "tls.ca_file") config.tls.ca_file = Text(v, k);
-        else Bad(k, "is not a setting");
+        if (k == "tls.cert_file")
+          config.tls.cert_file = Text(v, k);
+        else if (k == "tls.key_file")
+          config.tls.key_file = Text(v, k);
+        else if (k == "tls.ca_file")
+          config.tls.ca_file = Text(v, k);
+        else
+          Bad(k, "is not a setting");
       });
     } else if (key == "documents") {
       if (!value.is_table()) Bad(key, "must be a table");
@@ -151,20 +160,28 @@ void Apply(const toml::table& root, Config& config) {
         if (key == "tokens") {
           Token token;
           EachKey(*entry, at + ".", [&](const std::string& k, const toml::node& v) {
-            if (k == at + ".token") token.secret = Text(v, k);
-            else if (k == at + ".read") token.read = Texts(v, k);
-            else if (k == at + ".write") token.write = Texts(v, k);
-            else Bad(k, "is not a setting");
+            if (k == at + ".token")
+              token.secret = Text(v, k);
+            else if (k == at + ".read")
+              token.read = Texts(v, k);
+            else if (k == at + ".write")
+              token.write = Texts(v, k);
+            else
+              Bad(k, "is not a setting");
           });
           if (token.secret.size() < 8) Bad(at + ".token", "must be at least 8 characters");
           config.tokens.push_back(std::move(token));
         } else {
           Upstream upstream;
           EachKey(*entry, at + ".", [&](const std::string& k, const toml::node& v) {
-            if (k == at + ".url") upstream.url = Text(v, k);
-            else if (k == at + ".names") upstream.names = Texts(v, k);
-            else if (k == at + ".token") upstream.token = Text(v, k);
-            else Bad(k, "is not a setting");
+            if (k == at + ".url")
+              upstream.url = Text(v, k);
+            else if (k == at + ".names")
+              upstream.names = Texts(v, k);
+            else if (k == at + ".token")
+              upstream.token = Text(v, k);
+            else
+              Bad(k, "is not a setting");
           });
           if (upstream.url.rfind("ws://", 0) != 0 && upstream.url.rfind("wss://", 0) != 0)
             Bad(at + ".url", "must be a ws:// or wss:// URL");
@@ -182,8 +199,8 @@ toml::table Parse(const std::string& text, const std::string& where) {
     return toml::parse(text, where);
   } catch (const toml::parse_error& e) {
     std::ostringstream out;
-    out << "config: " << where << " line " << e.source().begin.line << ": "
-        << e.description() << ". Fix the TOML syntax there.";
+    out << "config: " << where << " line " << e.source().begin.line << ": " << e.description()
+        << ". Fix the TOML syntax there.";
     throw ConfigError(out.str());
   }
 }
@@ -194,8 +211,8 @@ std::pair<std::string, uint16_t> HostPort(const std::string& value, const std::s
   const size_t colon = value.rfind(':');
   if (colon == std::string::npos || colon == 0) Bad(key, "must be host:port");
   const std::string port = value.substr(colon + 1);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(port) > 65535) {
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535) {
     Bad(key, "must be host:port with a port from 0 to 65535");
   }
   return {value.substr(0, colon), static_cast<uint16_t>(std::stoul(port))};
@@ -284,29 +301,43 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
       version = true;
       continue;
     }
-    if (i + 1 >= args.size()) throw ConfigError("config: " + flag + " needs a value, or is not a flag. See --help.");
+    if (i + 1 >= args.size())
+      throw ConfigError("config: " + flag + " needs a value, or is not a flag. See --help.");
     const std::string& value = args[++i];
     std::string snippet;
-    if (flag == "--config") continue;
-    else if (flag == "--data") snippet = "data = " + quote(value);
-    else if (flag == "--listen") snippet = "listen = " + quote(value);
-    else if (flag == "--admin") snippet = "admin = " + quote(value);
-    else if (flag == "--admin-token") snippet = "admin_token = " + quote(value);
-    else if (flag == "--log-level") snippet = "log_level = " + quote(value);
-    else if (flag == "--node-id") snippet = "node_id = " + quote(value);
-    else if (flag == "--durability") snippet = "storage.durability = " + quote(value);
+    if (flag == "--config")
+      continue;
+    else if (flag == "--data")
+      snippet = "data = " + quote(value);
+    else if (flag == "--listen")
+      snippet = "listen = " + quote(value);
+    else if (flag == "--admin")
+      snippet = "admin = " + quote(value);
+    else if (flag == "--admin-token")
+      snippet = "admin_token = " + quote(value);
+    else if (flag == "--log-level")
+      snippet = "log_level = " + quote(value);
+    else if (flag == "--node-id")
+      snippet = "node_id = " + quote(value);
+    else if (flag == "--durability")
+      snippet = "storage.durability = " + quote(value);
     else if (flag == "--threads") {
       // Not a number: quoted, so the error is the key's, not TOML's.
-      const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+      const bool digits =
+          !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
       snippet = "threads = " + (digits ? value : quote(value));
-    }
-    else if (flag == "--tls-cert") snippet = "tls.cert_file = " + quote(value);
-    else if (flag == "--tls-key") snippet = "tls.key_file = " + quote(value);
-    else if (flag == "--tls-ca") snippet = "tls.ca_file = " + quote(value);
-    else if (flag == "--upstream") snippet = "[[upstreams]]\nurl = " + quote(value);
+    } else if (flag == "--tls-cert")
+      snippet = "tls.cert_file = " + quote(value);
+    else if (flag == "--tls-key")
+      snippet = "tls.key_file = " + quote(value);
+    else if (flag == "--tls-ca")
+      snippet = "tls.ca_file = " + quote(value);
+    else if (flag == "--upstream")
+      snippet = "[[upstreams]]\nurl = " + quote(value);
     else if (flag == "--set") {
       const size_t eq = value.find('=');
-      if (eq == std::string::npos) throw ConfigError("config: --set takes KEY=VALUE, not '" + value + "'. See --help.");
+      if (eq == std::string::npos)
+        throw ConfigError("config: --set takes KEY=VALUE, not '" + value + "'. See --help.");
       std::string raw = value.substr(eq + 1);
       // A bare word is text: --set log_level=debug.
       const bool bare = !raw.empty() && raw.find_first_of("\"'[{") != 0 &&

@@ -25,9 +25,9 @@ struct Token {
 
 // A node this one dials and shares its documents with.
 struct Upstream {
-  std::string url;                        // ws://host:port/ or wss://
-  std::vector<std::string> names{"*"};    // Which documents go there.
-  std::string token;                      // Sent as a bearer token.
+  std::string url;                      // ws://host:port/ or wss://
+  std::vector<std::string> names{"*"};  // Which documents go there.
+  std::string token;                    // Sent as a bearer token.
 };
 
 // What one peer may ask of the node (docs/reliability.md). Each is refused
@@ -57,25 +57,25 @@ struct Tls {
 // given. docs/node.md documents each key; the TOML file and the flags use
 // the same names.
 struct Config {
-  std::string data = "./aweft-data";        // data
-  std::string listen = "127.0.0.1:7420";    // listen: links and requests
-  std::string admin = "127.0.0.1:7421";     // admin: the admin HTTP endpoint ("off": none)
-  std::string admin_token;                  // admin_token: guards it (empty: no token)
-  std::string log_level = "info";           // log_level
-  std::string node_id;                      // node_id: made once, kept in data
-  uint64_t threads = 1;                     // threads: home + threads-1 shards (docs/node.md)
+  std::string data = "./aweft-data";      // data
+  std::string listen = "127.0.0.1:7420";  // listen: links and requests
+  std::string admin = "127.0.0.1:7421";   // admin: the admin HTTP endpoint ("off": none)
+  std::string admin_token;                // admin_token: guards it (empty: no token)
+  std::string log_level = "info";         // log_level
+  std::string node_id;                    // node_id: made once, kept in data
+  uint64_t threads = 1;                   // threads: home + threads-1 shards (docs/node.md)
 
-  storage::Options storage;                 // [storage]
+  storage::Options storage;  // [storage]
 
-  std::chrono::seconds idle_evict{60};      // documents.idle_evict_seconds
-  std::vector<std::string> create{"*"};     // documents.create
-  uint64_t max_frame_bytes = 16 << 20;      // documents.max_frame_bytes
+  std::chrono::seconds idle_evict{60};   // documents.idle_evict_seconds
+  std::vector<std::string> create{"*"};  // documents.create
+  uint64_t max_frame_bytes = 16 << 20;   // documents.max_frame_bytes
 
-  Limits limits;                            // [limits]
-  Tls tls;                                  // [tls]
+  Limits limits;  // [limits]
+  Tls tls;        // [tls]
 
-  std::vector<Token> tokens;                // [[tokens]]
-  std::vector<Upstream> upstreams;          // [[upstreams]]
+  std::vector<Token> tokens;        // [[tokens]]
+  std::vector<Upstream> upstreams;  // [[upstreams]]
 };
 
 // Reads the settings: the defaults, then the TOML file named by --config (if

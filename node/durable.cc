@@ -8,8 +8,7 @@ namespace aweft::node {
 
 namespace asio = boost::asio;
 
-DurableScheduler::DurableScheduler(asio::any_io_executor loop, storage::Store& store,
-                                   Synced synced)
+DurableScheduler::DurableScheduler(asio::any_io_executor loop, storage::Store& store, Synced synced)
     : loop_(std::move(loop)),
       store_(store),
       synced_(std::move(synced)),
@@ -105,7 +104,8 @@ namespace {
 // after whatever the current turn and the next post there.
 template <class Fn>
 void PostTwice(const asio::any_io_executor& executor, Fn fn) {
-  asio::post(executor, [executor, fn = std::move(fn)]() mutable { asio::post(executor, std::move(fn)); });
+  asio::post(executor,
+             [executor, fn = std::move(fn)]() mutable { asio::post(executor, std::move(fn)); });
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #include "node/hub.h"
 
-#include <boost/asio/dispatch.hpp>
 #include <spdlog/spdlog.h>
+
+#include <boost/asio/dispatch.hpp>
 
 #include "codec/id.h"
 #include "node/access.h"

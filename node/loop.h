@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -10,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
 #include "codec/frame.h"
 #include "codec/result.h"
 #include "node/access.h"
@@ -20,9 +19,9 @@
 #include "node/durable.h"
 #include "node/hub.h"
 #include "node/upstreams.h"
+#include "sync/channel.h"
 #include "sync/link.h"
 #include "sync/requests.h"
-#include "sync/channel.h"
 
 namespace aweft::node {
 
@@ -31,7 +30,7 @@ namespace aweft::node {
 // excepted, which any thread may call).
 struct LoopContext {
   const Config& config;
-  Access& access;      // Any thread.
+  Access& access;       // Any thread.
   NodeMetrics& meters;  // Any thread.
   boost::asio::io_context::executor_type home;
   Hub& hub;
@@ -55,10 +54,10 @@ class Loop {
     std::unique_ptr<sync::TextChannel> channel;
     std::unique_ptr<sync::Link> link;
     std::optional<sync::Requests> requests;
-    const Token* token = nullptr;  // Null when no tokens are configured.
+    const Token* token = nullptr;                 // Null when no tokens are configured.
     std::map<std::string, sync::Shared*> shared;  // What this connection shares now.
     std::string remote;
-    bool peer = false;  // Another node (it asked `hello`), not a client.
+    bool peer = false;                   // Another node (it asked `hello`), not a client.
     std::vector<sync::Reply> answering;  // Requests taken, some answered since.
     std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
   };
@@ -102,8 +101,8 @@ class Loop {
 
   // Ends a connection at once with a link fault.
   void Refuse(Connection& connection, const codec::Refusal& why);
-  void Answer(Connection& connection, const std::string& request,
-              const boost::json::value& args, sync::Reply reply);
+  void Answer(Connection& connection, const std::string& request, const boost::json::value& args,
+              sync::Reply reply);
   void AnswerHas(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerHello(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerDurable(sync::Reply reply);

@@ -1,15 +1,14 @@
 // aweft-node: the replication node (docs/node.md).
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <spdlog/spdlog.h>
 
 #include "node/config.h"
 #include "node/node.h"

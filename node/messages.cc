@@ -33,9 +33,8 @@ codec::Result<HasAsk> ParseHasAsk(const json::value& args) {
 
 json::value HasAnswerJson(const std::optional<Held>& held) {
   if (!held) return json::object{{"held", false}};
-  return json::object{{"held", true},
-                      {"root", codec::IdText(held->root)},
-                      {"kind", codec::KindName(held->kind)}};
+  return json::object{
+      {"held", true}, {"root", codec::IdText(held->root)}, {"kind", codec::KindName(held->kind)}};
 }
 
 codec::Result<std::optional<Held>> ParseHasAnswer(const json::value& result) {
@@ -46,7 +45,8 @@ codec::Result<std::optional<Held>> ParseHasAnswer(const json::value& result) {
   if (!held->get_bool()) return std::optional<Held>();
   const json::string* root = TextAt(object, "root");
   const json::string* kind = TextAt(object, "kind");
-  auto id = root ? codec::IdFromText(std::string_view(*root)) : codec::Result<codec::Id>(NotAnAnswer("has", kShape));
+  auto id = root ? codec::IdFromText(std::string_view(*root))
+                 : codec::Result<codec::Id>(NotAnAnswer("has", kShape));
   auto named = kind ? codec::KindFromName(std::string_view(*kind)) : std::nullopt;
   if (!id || !named) return NotAnAnswer("has", kShape);
   return std::optional<Held>(Held{*id, *named});

@@ -1,10 +1,9 @@
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 #include "codec/id.h"
 #include "codec/result.h"

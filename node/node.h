@@ -1,13 +1,12 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "admin/http_server.h"
 #include "admin/metrics.h"
@@ -87,7 +86,7 @@ class Node {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> connection_ids_{1};
   std::unique_ptr<LoopContext> context_;
-  std::unique_ptr<Loop> home_;  // Loop 0, on the home thread.
+  std::unique_ptr<Loop> home_;                  // Loop 0, on the home thread.
   std::vector<std::unique_ptr<Shard>> shards_;  // threads - 1.
   size_t next_place_ = 0;  // Round-robin over home and shards (listener's thread).
   // The TLS context the listener and the admin endpoint serve with (null:

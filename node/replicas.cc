@@ -1,9 +1,9 @@
 #include "node/replicas.h"
 
-#include <utility>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
-#include <spdlog/spdlog.h>
+#include <utility>
 
 namespace aweft::node {
 
@@ -36,15 +36,14 @@ Replicas::~Replicas() = default;
 
 void Replicas::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
   asio::post(node_.home, [this, open, may_write, done = std::move(done)]() mutable {
-    node_.hub.Open(open, may_write,
-                   [this, open, done](codec::Result<sync::Document*> document, bool created) {
-      if (!document) {
-        return asio::post(loop_.executor(), [done, refusal = document.error()] {
-          done(refusal, false);
+    node_.hub.Open(
+        open, may_write, [this, open, done](codec::Result<sync::Document*> document, bool created) {
+          if (!document) {
+            return asio::post(loop_.executor(),
+                              [done, refusal = document.error()] { done(refusal, false); });
+          }
+          Attach(open, **document, created, done);
         });
-      }
-      Attach(open, **document, created, done);
-    });
   });
 }
 
@@ -77,10 +76,9 @@ void Replicas::Attach(const codec::OpenFrame& open, sync::Document& document, bo
     (void)attachment.link->Share(open.name, &document, std::move(handlers));
     end = std::move(there);
   }
-  asio::post(loop_.executor(), [this, open, generation = attachment.generation, end, created,
-                                done = std::move(done)] {
-    Serve(open, generation, end, created, done);
-  });
+  asio::post(loop_.executor(),
+             [this, open, generation = attachment.generation, end, created,
+              done = std::move(done)] { Serve(open, generation, end, created, done); });
 }
 
 void Replicas::Serve(const codec::OpenFrame& open, uint64_t generation,
@@ -90,8 +88,9 @@ void Replicas::Serve(const codec::OpenFrame& open, uint64_t generation,
   auto serve = [this, name, created, done](sync::Document* document) {
     if (document) return done(document, created);
     Release(name);
-    done(Refusal{Reason::kUnavailable, "the document's replica on this thread ended; open it again"},
-         false);
+    done(
+        Refusal{Reason::kUnavailable, "the document's replica on this thread ended; open it again"},
+        false);
   };
   auto it = replicas_.find(name);
   if (it == replicas_.end() || !it->second.topic || it->second.topic->ended()) {

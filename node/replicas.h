@@ -1,13 +1,12 @@
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "node/loop.h"
 #include "sync/asio_scheduler.h"
@@ -78,8 +77,7 @@ class Replicas : public Documents {
 
   // Home thread: one more share of `name`, attaching a replica if there is
   // none; then the shard serves `done` from it.
-  void Attach(const codec::OpenFrame& open, sync::Document& document, bool created,
-              Opened done);
+  void Attach(const codec::OpenFrame& open, sync::Document& document, bool created, Opened done);
   // Shard thread: makes the replica of a new attachment (`end` set), then
   // tells `done` once it has home's state.
   void Serve(const codec::OpenFrame& open, uint64_t generation, std::shared_ptr<sync::Channel> end,
@@ -103,7 +101,7 @@ class Replicas : public Documents {
   DurableScheduler& durable_;
   std::map<std::string, Replica, std::less<>> replicas_;     // Shard thread.
   std::map<std::string, Attachment, std::less<>> attached_;  // Home thread.
-  uint64_t next_generation_ = 1;                              // Home thread.
+  uint64_t next_generation_ = 1;                             // Home thread.
 };
 
 }  // namespace aweft::node

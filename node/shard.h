@@ -1,10 +1,9 @@
 #pragma once
 
-#include <cstddef>
-#include <thread>
-
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <cstddef>
+#include <thread>
 
 #include "node/durable.h"
 #include "node/loop.h"

@@ -1,12 +1,12 @@
 #include "node/upstreams.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 #include <deque>
 #include <filesystem>
 #include <fstream>
-
-#include <spdlog/spdlog.h>
 
 #include "node/access.h"
 #include "node/messages.h"
@@ -40,9 +40,10 @@ Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage:
     };
     options.broken = [this, url = upstream.url](const codec::Refusal& why) {
       meters_.faults.Add(1, {codec::Spelled(why.reason), "remote"});
-      spdlog::warn("event=upstream-broken url={} reason={} detail=\"the upstream's answer was "
-                   "malformed; dialing again\"",
-                   url, codec::Name(why.reason));
+      spdlog::warn(
+          "event=upstream-broken url={} reason={} detail=\"the upstream's answer was "
+          "malformed; dialing again\"",
+          url, codec::Name(why.reason));
     };
     link->client = std::make_unique<Client>(io.get_executor(), options);
     Link* raw = link.get();
@@ -81,8 +82,7 @@ void Upstreams::Share(const std::string& name, sync::Document& document) {
   if (auto since = store_.Since(name, mark)) {
     for (auto& entry : *since) unconfirmed.push_back(std::move(entry.commit));
   } else {
-    spdlog::warn("event=upstream-history doc=\"{}\" detail=\"{}\"", name,
-                 since.error().ToString());
+    spdlog::warn("event=upstream-history doc=\"{}\" detail=\"{}\"", name, since.error().ToString());
   }
   sync::ShareHandlers handlers;
   handlers.refused = [this, name](const sync::Refused& refused) {
@@ -124,28 +124,29 @@ void Upstreams::ScheduleHello() {
 }
 
 void Upstreams::Hello(Link& link) {
-  link.client->Ask("hello", ToJson(HelloAsk{config_.node_id}), [this, &link](sync::AskResult answer) {
-    if (link.cycle) return;
-    std::vector<std::string> path;
-    if (answer) {
-      auto hello = ParseHelloAnswer(*answer);
-      if (!hello) return link.client->Break(hello.error());
-      path = std::move(hello->path);
-    }
-    const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();
-    const bool refused = !answer && answer.error().reason == codec::Name(codec::Reason::kCycle);
-    if (refused || loops || path.size() > 64) {
-      link.cycle = true;
-      const std::string detail = answer ? JoinedPath(path) : answer.error().message;
-      spdlog::error(
-          "event=cycle node={} upstream={} detail=\"dialing it would make a cycle: {}\" "
-          "fix=\"remove one of these upstreams\"",
-          config_.node_id, link.config.url, detail);
-      link.client->Close();
-      return;
-    }
-    if (answer) link.path = std::move(path);
-  });
+  link.client->Ask(
+      "hello", ToJson(HelloAsk{config_.node_id}), [this, &link](sync::AskResult answer) {
+        if (link.cycle) return;
+        std::vector<std::string> path;
+        if (answer) {
+          auto hello = ParseHelloAnswer(*answer);
+          if (!hello) return link.client->Break(hello.error());
+          path = std::move(hello->path);
+        }
+        const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();
+        const bool refused = !answer && answer.error().reason == codec::Name(codec::Reason::kCycle);
+        if (refused || loops || path.size() > 64) {
+          link.cycle = true;
+          const std::string detail = answer ? JoinedPath(path) : answer.error().message;
+          spdlog::error(
+              "event=cycle node={} upstream={} detail=\"dialing it would make a cycle: {}\" "
+              "fix=\"remove one of these upstreams\"",
+              config_.node_id, link.config.url, detail);
+          link.client->Close();
+          return;
+        }
+        if (answer) link.path = std::move(path);
+      });
 }
 
 // The marks live in DATA/upstream-confirmed, one "url seq name" per line

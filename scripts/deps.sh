@@ -9,7 +9,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libssl-dev libtomlplusplus-dev libspdlog-dev
   catch2 libbenchmark-dev
-  clang libclang-rt-14-dev lld
+  clang libclang-rt-14-dev lld clang-format
   chromium
   gnuplot-nox
 )

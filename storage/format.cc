@@ -8,8 +8,8 @@
 namespace aweft::storage::format {
 
 using codec::Reason;
-using codec::Result;
 using codec::Refusal;
+using codec::Result;
 
 namespace {
 
@@ -135,8 +135,8 @@ std::optional<Head> DecodeHead(std::string_view value) {
 Result<void> CheckName(std::string_view name) {
   if (name.empty()) return Refusal{Reason::kInvalidName, "a document name cannot be empty"};
   if (name.size() > kMaxNameBytes) {
-    return Refusal{Reason::kInvalidName, "a document name is at most 256 bytes, not " +
-                                             std::to_string(name.size())};
+    return Refusal{Reason::kInvalidName,
+                   "a document name is at most 256 bytes, not " + std::to_string(name.size())};
   }
   if (!codec::CheckText(name)) {
     return Refusal{Reason::kInvalidName, "a document name must be well-formed UTF-8"};

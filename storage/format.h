@@ -47,10 +47,10 @@ std::optional<uint64_t> SeqOfKey(std::string_view key, char tag, uint64_t number
 
 // What never changes about a document (rename rewrites only the key).
 struct Meta {
-  uint64_t number = 0;     // Internal number, never reused.
-  codec::Id root;          // The root's id, kept across reopen.
+  uint64_t number = 0;  // Internal number, never reused.
+  codec::Id root;       // The root's id, kept across reopen.
   codec::Kind kind = codec::Kind::kObject;
-  uint64_t created_ms = 0; // Unix time of creation, in milliseconds.
+  uint64_t created_ms = 0;  // Unix time of creation, in milliseconds.
 };
 std::string EncodeMeta(const Meta& meta);
 std::optional<Meta> DecodeMeta(std::string_view value);

@@ -46,8 +46,7 @@ Result<std::optional<Stored>> Store::Impl::Find(std::string_view name) {
   std::optional<format::Meta> meta = format::DecodeMeta(*meta_value);
   if (!meta) return Refusal{Reason::kCorrupt, Named(name, "its meta record is damaged")};
   std::optional<std::string> head_value = Get(format::HeadKey(meta->number));
-  std::optional<format::Head> head =
-      head_value ? format::DecodeHead(*head_value) : std::nullopt;
+  std::optional<format::Head> head = head_value ? format::DecodeHead(*head_value) : std::nullopt;
   if (!head) return Refusal{Reason::kCorrupt, Named(name, "its head record is missing or damaged")};
   return std::optional<Stored>(Stored{*meta, *head});
 }
@@ -89,8 +88,8 @@ Result<std::vector<Entry>> Store::Since(std::string_view name, uint64_t seq, siz
   }
   if (auto read = impl_->CheckRead(name, it->status()); !read) return read.error();
   if (expected != last + 1) {
-    return Refusal{Reason::kCorrupt, Named(name, "the log entry at seq " +
-                                                     std::to_string(expected) + " is missing")};
+    return Refusal{Reason::kCorrupt,
+                   Named(name, "the log entry at seq " + std::to_string(expected) + " is missing")};
   }
   return entries;
 }
@@ -139,15 +138,15 @@ std::optional<DocumentInfo> Store::Info(std::string_view name) {
     auto value = impl_->Get(format::SnapshotKey(meta.number, head.snapshot));
     info.snapshot_bytes = value ? value->size() : 0;
   }
-  const std::string keys[] = {
-      format::LogKey(meta.number, 0), format::LogKey(meta.number + 1, 0),
-      format::SnapshotKey(meta.number, 0), format::SnapshotKey(meta.number + 1, 0)};
+  const std::string keys[] = {format::LogKey(meta.number, 0), format::LogKey(meta.number + 1, 0),
+                              format::SnapshotKey(meta.number, 0),
+                              format::SnapshotKey(meta.number + 1, 0)};
   rocksdb::Range ranges[] = {{keys[0], keys[1]}, {keys[2], keys[3]}};
   uint64_t sizes[2] = {0, 0};
   rocksdb::SizeApproximationOptions options;
   options.include_memtables = true;
-  impl_->Check(impl_->db->GetApproximateSizes(options, impl_->db->DefaultColumnFamily(),
-                                              ranges, 2, sizes));
+  impl_->Check(
+      impl_->db->GetApproximateSizes(options, impl_->db->DefaultColumnFamily(), ranges, 2, sizes));
   info.approximate_bytes = sizes[0] + sizes[1];
   return info;
 }

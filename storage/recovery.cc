@@ -27,21 +27,20 @@ Result<void> Store::Impl::CheckRead(std::string_view name, const rocksdb::Status
 }
 
 Result<Store::Impl::Base> Store::Impl::LoadBase(std::string_view name, const Stored& stored,
-                                                 uint64_t up_to, bool latch) {
+                                                uint64_t up_to, bool latch) {
   const uint64_t number = stored.meta.number;
   Base base;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
   it->SeekForPrev(format::SnapshotKey(number, up_to));
   if (auto read = CheckRead(name, it->status(), latch); !read) return read.error();
-  auto seq = it->Valid() ? format::SeqOfKey(it->key().ToStringView(), format::kSnapshotTag,
-                                            number)
+  auto seq = it->Valid() ? format::SeqOfKey(it->key().ToStringView(), format::kSnapshotTag, number)
                          : std::nullopt;
   if (seq) {
     auto decoded = DecodeSnapshot(it->value().ToStringView(), stored.meta, *seq);
     if (!decoded) {
-      return Refusal{Reason::kCorrupt, Named(name, "the snapshot at " + Seq(*seq) +
-                                                       " is unreadable: " +
-                                                       decoded.error().message)};
+      return Refusal{Reason::kCorrupt,
+                     Named(name, "the snapshot at " + Seq(*seq) +
+                                     " is unreadable: " + decoded.error().message)};
     }
     base.document = std::move(*decoded);
     base.seq = *seq;
@@ -64,8 +63,8 @@ Result<Store::Impl::Base> Store::Impl::LoadBase(std::string_view name, const Sto
 }
 
 Result<void> Store::Impl::Replay(std::string_view name, uint64_t number, uint64_t after,
-                                 uint64_t up_to, sync::Document& document,
-                                 Replayed* replayed, bool latch) {
+                                 uint64_t up_to, sync::Document& document, Replayed* replayed,
+                                 bool latch) {
   const std::string upper = format::LogKey(number, up_to + 1);
   const rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions options;
@@ -101,14 +100,13 @@ Result<void> Store::Impl::Replay(std::string_view name, uint64_t number, uint64_
 }
 
 Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
-                                                          const Stored& stored,
-                                                          uint64_t up_to,
+                                                          const Stored& stored, uint64_t up_to,
                                                           Replayed* replayed, bool latch) {
   if (latch) CheckLatch();
   Result<Base> base = LoadBase(name, stored, up_to, latch);
   if (!base) return base.error();
-  if (auto replay = Replay(name, stored.meta.number, base->seq, up_to, *base->document, replayed,
-                           latch);
+  if (auto replay =
+          Replay(name, stored.meta.number, base->seq, up_to, *base->document, replayed, latch);
       !replay) {
     return replay.error();
   }
@@ -141,8 +139,7 @@ Result<void> Store::Impl::AddSnapshot(std::string_view name, const format::Meta&
     // (the log after them is gone).
     batch.DeleteRange(format::LogKey(meta.number, next.floor + 1),
                       format::LogKey(meta.number, floor + 1));
-    batch.DeleteRange(format::SnapshotKey(meta.number, 0),
-                      format::SnapshotKey(meta.number, floor));
+    batch.DeleteRange(format::SnapshotKey(meta.number, 0), format::SnapshotKey(meta.number, floor));
     next.floor = floor;
   }
   head = next;

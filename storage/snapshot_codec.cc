@@ -22,16 +22,14 @@ constexpr size_t kHeaderSize = 1 + codec::kIdSize + 8;
 constexpr unsigned long long kMaxRawBytes = 1ull << 32;
 
 std::string Compress(std::string_view raw, int level) {
-  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(),
-                                                               ZSTD_freeCCtx);
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
   if (!context) throw Failure("zstd: cannot allocate a compression context");
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, level);
   // The frame carries its content size and a checksum of the content.
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1);
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 1);
   std::string out(ZSTD_compressBound(raw.size()), '\0');
-  const size_t n =
-      ZSTD_compress2(context.get(), out.data(), out.size(), raw.data(), raw.size());
+  const size_t n = ZSTD_compress2(context.get(), out.data(), out.size(), raw.data(), raw.size());
   if (ZSTD_isError(n)) throw Failure(std::string("zstd: ") + ZSTD_getErrorName(n));
   out.resize(n);
   return out;
@@ -39,8 +37,7 @@ std::string Compress(std::string_view raw, int level) {
 
 Result<std::string> Decompress(std::string_view frame) {
   const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN ||
-      size > kMaxRawBytes) {
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kMaxRawBytes) {
     return Refusal{Reason::kCorrupt, "its zstd frame header is damaged"};
   }
   std::string raw(size, '\0');
@@ -91,8 +88,7 @@ EncodedSnapshot EncodeSnapshot(const sync::Document& document, uint64_t seq, int
 }
 
 Result<std::unique_ptr<sync::Document>> DecodeSnapshot(std::string_view value,
-                                                       const format::Meta& meta,
-                                                       uint64_t seq) {
+                                                       const format::Meta& meta, uint64_t seq) {
   if (value.size() < kHeaderSize) return Refusal{Reason::kCorrupt, "it is cut short"};
   if (static_cast<uint8_t>(value[0]) != static_cast<uint8_t>(meta.kind) ||
       std::memcmp(value.data() + 1, meta.root.bytes.data(), codec::kIdSize) != 0 ||
@@ -106,8 +102,7 @@ Result<std::unique_ptr<sync::Document>> DecodeSnapshot(std::string_view value,
   if (!commit) return Refusal{Reason::kCorrupt, "it does not decode: " + commit.error().ToString()};
   auto document = sync::FromSnapshot(FromAdds(*commit, meta));
   if (!document) {
-    return Refusal{Reason::kCorrupt,
-                   "it is not a valid document: " + document.error().ToString()};
+    return Refusal{Reason::kCorrupt, "it is not a valid document: " + document.error().ToString()};
   }
   return document;
 }

@@ -63,7 +63,8 @@ Result<void> CheckVersion(const std::string& path) {
                    "data directory " + path + " is in storage format version " + found +
                        "; this node reads version " + std::to_string(format::kVersion)};
   }
-  if (!status.IsNotFound()) throw Failure("reading the version of " + path + ": " + status.ToString());
+  if (!status.IsNotFound())
+    throw Failure("reading the version of " + path + ": " + status.ToString());
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
   it->SeekToFirst();
   if (!it->status().ok()) throw Failure("reading " + path + ": " + it->status().ToString());
@@ -178,8 +179,9 @@ void Store::Impl::OnCommit(Loaded& document, const sync::Change& change) {
     // The document validated this commit; failing here is a bug, and the
     // commit cannot be stored: stop rather than lose it.
     std::string ignored;
-    failure = Named(document.name, "a commit has no encoding: " +
-                                       codec::EncodeCommit(change.commit, ignored).error().ToString());
+    failure =
+        Named(document.name, "a commit has no encoding: " +
+                                 codec::EncodeCommit(change.commit, ignored).error().ToString());
     throw Failure(*failure);
   }
   const std::string& bytes = *encoded;
@@ -281,8 +283,8 @@ std::unique_ptr<Store::Loaded> Store::Impl::Create(std::string_view name, Kind k
   // Stored at once, so that a reopen finds the same root.
   auto document = std::make_unique<Loaded>();
   document->name = std::string(name);
-  document->document = root ? std::make_unique<sync::Document>(*root, kind)
-                            : std::make_unique<sync::Document>(kind);
+  document->document =
+      root ? std::make_unique<sync::Document>(*root, kind) : std::make_unique<sync::Document>(kind);
   document->meta = {next_number, document->document->root().id(), kind, NowMs()};
   rocksdb::WriteBatch batch;
   std::string next;
@@ -330,7 +332,8 @@ Result<Store> Store::Open(const std::string& path, const Options& options) {
     impl->Check(impl->db->Write(sync, &batch));
   }
   std::optional<std::string> next = impl->Get(format::NextNumberKey());
-  if (!next || next->size() != 8) throw Failure("store " + path + ": its next document number is damaged");
+  if (!next || next->size() != 8)
+    throw Failure("store " + path + ": its next document number is damaged");
   impl->next_number = format::GetFixed64(*next);
   return Store(std::move(impl));
 }
@@ -462,7 +465,8 @@ StoreStats Store::Stats(bool with_rocksdb) const {
   stats.live_sst_bytes = property(rocksdb::DB::Properties::kLiveSstFilesSize);
   stats.memtable_bytes = property(rocksdb::DB::Properties::kCurSizeAllMemTables);
   stats.estimated_keys = property(rocksdb::DB::Properties::kEstimateNumKeys);
-  stats.pending_compaction_bytes = property(rocksdb::DB::Properties::kEstimatePendingCompactionBytes);
+  stats.pending_compaction_bytes =
+      property(rocksdb::DB::Properties::kEstimatePendingCompactionBytes);
   stats.running_compactions = property(rocksdb::DB::Properties::kNumRunningCompactions);
   stats.running_flushes = property(rocksdb::DB::Properties::kNumRunningFlushes);
   stats.level0_files = property(rocksdb::DB::Properties::kNumFilesAtLevelPrefix + std::string("0"));

@@ -95,14 +95,14 @@ struct DocumentInfo {
   std::string name;
   Id root;
   Kind kind = Kind::kObject;
-  uint64_t head = 0;              // The newest commit's seq (0: none yet).
-  uint64_t snapshot = 0;          // The newest snapshot's seq (0: none).
-  uint64_t floor = 0;             // Since(seq) reaches back to seq == floor.
-  uint64_t created_ms = 0;        // Unix time of creation, milliseconds.
-  uint64_t approximate_bytes = 0; // Log and snapshots on disk, roughly.
-  uint64_t snapshot_bytes = 0;    // The newest snapshot's stored size.
-  bool loaded = false;            // Open in this store now.
-  size_t observables = 0;         // When loaded: observables, root included.
+  uint64_t head = 0;               // The newest commit's seq (0: none yet).
+  uint64_t snapshot = 0;           // The newest snapshot's seq (0: none).
+  uint64_t floor = 0;              // Since(seq) reaches back to seq == floor.
+  uint64_t created_ms = 0;         // Unix time of creation, milliseconds.
+  uint64_t approximate_bytes = 0;  // Log and snapshots on disk, roughly.
+  uint64_t snapshot_bytes = 0;     // The newest snapshot's stored size.
+  bool loaded = false;             // Open in this store now.
+  size_t observables = 0;          // When loaded: observables, root included.
   // Empty, or the corrupt refusal its damaged meta or head record earns
   // (then only `name`, and what the meta record still tells, are set).
   std::string damage;
@@ -111,10 +111,10 @@ struct DocumentInfo {
 // What the store has done since it opened, and RocksDB's own figures worth
 // watching (the node's /metrics). The RocksDB half is 0 unless asked for.
 struct StoreStats {
-  uint64_t commits_written = 0;    // Commits written to the database.
-  uint64_t batches_written = 0;    // Batches that carried commits (one sync each).
-  uint64_t snapshots_written = 0;  // Snapshots written, by count or size or asked.
-  uint64_t snapshots_prepared = 0; // Of those, built by Batch::PrepareSnapshots().
+  uint64_t commits_written = 0;     // Commits written to the database.
+  uint64_t batches_written = 0;     // Batches that carried commits (one sync each).
+  uint64_t snapshots_written = 0;   // Snapshots written, by count or size or asked.
+  uint64_t snapshots_prepared = 0;  // Of those, built by Batch::PrepareSnapshots().
 
   uint64_t live_sst_bytes = 0;            // rocksdb.live-sst-files-size
   uint64_t memtable_bytes = 0;            // rocksdb.cur-size-all-mem-tables

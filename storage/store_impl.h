@@ -53,7 +53,7 @@ struct Store::Batch::Impl {
   // log to make it.
   struct Prepared {
     std::string name;
-    Stored stored;  // As staged; the snapshot is at stored.head.head.
+    Stored stored;                     // As staged; the snapshot is at stored.head.head.
     std::optional<std::string> value;  // Built; none if Write() could not.
   };
 
@@ -94,12 +94,12 @@ struct Store::Impl {
   uint64_t tickets_issued = 0;
   std::mutex order_mutex;
   std::condition_variable order_turn;
-  uint64_t tickets_written = 0;                   // GUARDED_BY(order_mutex)
-  std::optional<std::string> order_failure;       // GUARDED_BY(order_mutex)
-  std::optional<std::string> stalled;             // GUARDED_BY(order_mutex)
-  std::atomic<bool> is_stalled{false};            // stalled.has_value(), read without the lock
-  bool stop_retrying = false;                     // GUARDED_BY(order_mutex)
-  std::condition_variable retry_wake;             // StopRetrying() wakes a retry.
+  uint64_t tickets_written = 0;              // GUARDED_BY(order_mutex)
+  std::optional<std::string> order_failure;  // GUARDED_BY(order_mutex)
+  std::optional<std::string> stalled;        // GUARDED_BY(order_mutex)
+  std::atomic<bool> is_stalled{false};       // stalled.has_value(), read without the lock
+  bool stop_retrying = false;                // GUARDED_BY(order_mutex)
+  std::condition_variable retry_wake;        // StopRetrying() wakes a retry.
   // Writes `batch` (none: only waits) in `ticket`'s turn. Thread-safe.
   // Returns the disk's error; after one, later tickets write nothing and
   // return it too.
@@ -117,14 +117,12 @@ struct Store::Impl {
   // Refuses corrupt, naming `name`, for a damaged block; throws Failure for
   // any other error, or with `latch` false (off the store's thread) refuses
   // it as corrupt too, latching nothing.
-  Result<void> CheckRead(std::string_view name, const rocksdb::Status& status,
-                         bool latch = true);
+  Result<void> CheckRead(std::string_view name, const rocksdb::Status& status, bool latch = true);
 
   // --- store.cc
   // A new document `name` with a fresh root, its records written (and
   // everything pending with them) before it is returned.
-  std::unique_ptr<Loaded> Create(std::string_view name, Kind kind,
-                                 const std::optional<Id>& root);
+  std::unique_ptr<Loaded> Create(std::string_view name, Kind kind, const std::optional<Id>& root);
   void OnCommit(Loaded& document, const sync::Change& change);
   // Takes the pending commits, with the heads of their documents, into a
   // batch with the next ticket.
@@ -171,8 +169,7 @@ struct Store::Impl {
                            rocksdb::WriteBatch& batch, std::string* built = nullptr);
   // AddSnapshot() and the head record, written now. REQUIRES: nothing of it
   // pending.
-  Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta,
-                             format::Head& head);
+  Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta, format::Head& head);
 
   // --- history.cc
   // `name`'s meta and head (the open document's, if open); nullopt if there

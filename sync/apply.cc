@@ -63,9 +63,7 @@ Result<void> CheckWire(const Commit& commit) {
       if (auto r = codec::CheckText(*t); !r) return r;
     }
   }
-  auto before = [](const Delta& a, const Delta& b) {
-    return codec::CompareSlots(a, b) < 0;
-  };
+  auto before = [](const Delta& a, const Delta& b) { return codec::CompareSlots(a, b) < 0; };
   if (!std::is_sorted(commit.deltas.begin(), commit.deltas.end(), before)) {
     std::vector<const Delta*> order;
     for (const Delta& d : commit.deltas) order.push_back(&d);
@@ -158,7 +156,7 @@ Result<void> Document::CheckKinds(const std::vector<Delta>& deltas) const {
   };
   for (const Delta& d : deltas) {
     const auto* ref = d.value ? std::get_if<Reference>(&*d.value) : nullptr;
-    const Id* clash = !agrees(d.id, d.ref.kind) ? &d.id
+    const Id* clash = !agrees(d.id, d.ref.kind)            ? &d.id
                       : ref && !agrees(ref->id, ref->kind) ? &ref->id
                                                            : nullptr;
     if (clash) {
@@ -202,8 +200,7 @@ Result<Document::Homes> Document::CheckEdges(const std::vector<Delta>& deltas) c
 // Every target has a path of attach edges from the root: in the document
 // before the commit (edges it removes still count), or through the edges it
 // adds (spec §1.1); and no observable is attached inside its own subtree.
-Result<void> Document::CheckReachable(const std::vector<Delta>& deltas,
-                                      const Homes& homes) const {
+Result<void> Document::CheckReachable(const std::vector<Delta>& deltas, const Homes& homes) const {
   auto reachable = [&](Id id) {
     for (size_t steps = 0; steps <= homes.size(); ++steps) {
       if (index_.count(id)) return true;

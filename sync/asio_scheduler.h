@@ -1,10 +1,9 @@
 #pragma once
 
-#include <functional>
-#include <utility>
-
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <functional>
+#include <utility>
 
 #include "sync/channel.h"
 
@@ -14,11 +13,8 @@ namespace aweft::sync {
 // socket channels (websocket.h, tcp.h) run their links on one.
 class AsioScheduler : public Scheduler {
  public:
-  explicit AsioScheduler(boost::asio::any_io_executor executor)
-      : executor_(std::move(executor)) {}
-  void Post(std::function<void()> work) override {
-    boost::asio::post(executor_, std::move(work));
-  }
+  explicit AsioScheduler(boost::asio::any_io_executor executor) : executor_(std::move(executor)) {}
+  void Post(std::function<void()> work) override { boost::asio::post(executor_, std::move(work)); }
 
  private:
   boost::asio::any_io_executor executor_;

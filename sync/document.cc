@@ -57,9 +57,7 @@ Slots::const_iterator Observable::Nth(size_t index) const {
 
 const Value& Observable::At(size_t index) const { return Nth(index)->second; }
 
-const std::string& Observable::PositionAt(size_t index) const {
-  return Nth(index)->first;
-}
+const std::string& Observable::PositionAt(size_t index) const { return Nth(index)->first; }
 
 std::vector<std::string> Observable::Positions() const {
   std::vector<std::string> out;
@@ -121,19 +119,16 @@ Result<void> Document::CheckLocalValue(const Value& value) const {
   } else if (const auto* ref = std::get_if<codec::Reference>(&value)) {
     const Observable* target = Find(ref->id);
     if (!target) {
-      return Refusal{Reason::kNotObservable,
-                     "the reference names no observable of this document"};
+      return Refusal{Reason::kNotObservable, "the reference names no observable of this document"};
     }
     if (target->kind() != ref->kind) {
-      return Refusal{Reason::kKindConflict,
-                     "the reference's kind is not its target's kind"};
+      return Refusal{Reason::kKindConflict, "the reference's kind is not its target's kind"};
     }
   }
   return {};
 }
 
-Result<void> Document::Write(Observable& target, std::string key,
-                             std::optional<Value> value) {
+Result<void> Document::Write(Observable& target, std::string key, std::optional<Value> value) {
   if (&target.document() != this) {
     return Refusal{Reason::kInvalidWrite, "the observable is of another document"};
   }
@@ -165,9 +160,8 @@ Result<void> Document::Write(Observable& target, std::string key,
 namespace {
 
 Result<void> WrongKind(const Observable& target, std::string_view what) {
-  return Refusal{Reason::kInvalidWrite,
-                 std::string(what) + " is not a write for an " +
-                     std::string(codec::KindName(target.kind()))};
+  return Refusal{Reason::kInvalidWrite, std::string(what) + " is not a write for an " +
+                                            std::string(codec::KindName(target.kind()))};
 }
 
 }  // namespace
@@ -186,8 +180,8 @@ Result<void> Document::Remove(Observable& object, std::string_view key) {
 Result<void> Document::Insert(Observable& array, size_t index, Value value) {
   if (array.kind() != Kind::kArray) return WrongKind(array, "Insert");
   if (index > array.size()) {
-    return Refusal{Reason::kInvalidWrite, "index " + std::to_string(index) +
-                                              " is past the end of the array"};
+    return Refusal{Reason::kInvalidWrite,
+                   "index " + std::to_string(index) + " is past the end of the array"};
   }
   std::optional<std::string_view> lower, upper;
   if (index > 0) lower = array.PositionAt(index - 1);
@@ -201,8 +195,7 @@ Result<void> Document::Push(Observable& array, Value value) {
   return Insert(array, array.size(), std::move(value));
 }
 
-Result<void> Document::InsertAt(Observable& array, std::string_view position,
-                                Value value) {
+Result<void> Document::InsertAt(Observable& array, std::string_view position, Value value) {
   if (array.kind() != Kind::kArray) return WrongKind(array, "InsertAt");
   if (!codec::ValidPosition(position)) {
     return Refusal{Reason::kInvalidPosition,
@@ -315,7 +308,9 @@ std::optional<Commit> Document::BuildCommit() {
     codec::Delta delta{!prior ? codec::DeltaType::kAdd
                        : !now ? codec::DeltaType::kRemove
                               : codec::DeltaType::kReplace,
-                       node->id(), {node->kind(), key}, std::nullopt};
+                       node->id(),
+                       {node->kind(), key},
+                       std::nullopt};
     if (now) {
       delta.value = *now;
       join(*now);
@@ -329,16 +324,14 @@ std::optional<Commit> Document::BuildCommit() {
     joining.pop_back();
     if (!joined.emplace(node->id(), true).second) continue;
     for (const auto& [key, value] : node->slots_) {
-      commit.deltas.push_back({codec::DeltaType::kAdd, node->id(),
-                               {node->kind(), key}, value});
+      commit.deltas.push_back({codec::DeltaType::kAdd, node->id(), {node->kind(), key}, value});
       join(value);
     }
   }
   if (commit.deltas.empty()) return std::nullopt;
-  std::sort(commit.deltas.begin(), commit.deltas.end(),
-            [](const codec::Delta& a, const codec::Delta& b) {
-              return codec::CompareSlots(a, b) < 0;
-            });
+  std::sort(
+      commit.deltas.begin(), commit.deltas.end(),
+      [](const codec::Delta& a, const codec::Delta& b) { return codec::CompareSlots(a, b) < 0; });
   return commit;
 }
 
@@ -377,8 +370,7 @@ Result<void> Document::Close() {
 
 Result<void> Document::Apply(const Commit& commit) {
   if (depth_ > 0) {
-    return Refusal{Reason::kInvalidWrite,
-                   "a commit cannot be applied inside an open transaction"};
+    return Refusal{Reason::kInvalidWrite, "a commit cannot be applied inside an open transaction"};
   }
   return ApplyCommit(commit, /*local=*/false);
 }
@@ -387,15 +379,16 @@ Result<void> Document::Apply(const Commit& commit) {
 
 uint64_t Document::Watch(Watcher watcher, bool undo) {
   const uint64_t handle = next_watch_++;
-  watchers_.emplace(handle, Registration{std::make_shared<const Watcher>(std::move(watcher)), undo});
+  watchers_.emplace(handle,
+                    Registration{std::make_shared<const Watcher>(std::move(watcher)), undo});
   any_undo_ = any_undo_ || undo;
   return handle;
 }
 
 void Document::Unwatch(uint64_t handle) {
   watchers_.erase(handle);
-  any_undo_ = std::any_of(watchers_.begin(), watchers_.end(),
-                          [](const auto& w) { return w.second.undo; });
+  any_undo_ =
+      std::any_of(watchers_.begin(), watchers_.end(), [](const auto& w) { return w.second.undo; });
 }
 
 const std::shared_ptr<const std::string>& Change::Bytes() const {
@@ -408,8 +401,8 @@ const std::shared_ptr<const std::string>& Change::Bytes() const {
   return delivered.bytes;
 }
 
-void Document::Deliver(std::shared_ptr<const Commit> commit,
-                       std::shared_ptr<const Commit> undo, bool local) {
+void Document::Deliver(std::shared_ptr<const Commit> commit, std::shared_ptr<const Commit> undo,
+                       bool local) {
   auto delivered = std::make_shared<const Delivered>(
       Delivered{std::move(commit), std::move(undo), local, nullptr});
   for (const auto& [handle, registration] : watchers_) {

@@ -139,8 +139,7 @@ class Document {
   Observable* Find(const Id& id) const;
   // How many observables the document holds (root included).
   size_t observable_count() const { return index_.size(); }
-  const std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash>&
-  index() const {
+  const std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash>& index() const {
     return index_;
   }
 
@@ -165,8 +164,7 @@ class Document {
   // remove the value at `index`.
   Result<void> Insert(Observable& array, size_t index, Value value);
   Result<void> Push(Observable& array, Value value);
-  Result<void> InsertAt(Observable& array, std::string_view position,
-                        Value value);
+  Result<void> InsertAt(Observable& array, std::string_view position, Value value);
   Result<void> Replace(Observable& array, size_t index, Value value);
   Result<void> RemoveAt(Observable& array, size_t index);
 
@@ -178,8 +176,7 @@ class Document {
 
   // Any kind: writes the slot under a raw key (an object key's text, a
   // position's bytes, a map key's id bytes); no value removes it.
-  Result<void> WriteSlot(Observable& target, std::string_view key,
-                         std::optional<Value> value);
+  Result<void> WriteSlot(Observable& target, std::string_view key, std::optional<Value> value);
 
   // Runs `fn`; everything it writes is one commit. If `fn` refuses (or
   // throws), or the commit is refused when it closes, every write is rolled
@@ -209,8 +206,7 @@ class Document {
  private:
   friend Result<std::unique_ptr<Document>> FromSnapshot(const Snapshot&);
 
-  Result<void> Write(Observable& target, std::string key,
-                     std::optional<Value> value);
+  Result<void> Write(Observable& target, std::string key, std::optional<Value> value);
   Result<void> CheckLocalValue(const Value& value) const;
   Result<void> Close();
   void Rollback();
@@ -220,7 +216,7 @@ class Document {
   // document only; `Homes` maps each child a commit attaches to its new
   // parent.
   using Homes = std::unordered_map<Id, Id, codec::IdHash>;
-  struct Written {  // What a valid commit changed, delta by delta.
+  struct Written {                             // What a valid commit changed, delta by delta.
     std::vector<std::optional<Value>> priors;  // Each slot before it.
     std::vector<Observable*> targets;          // Null: the delta changed nothing.
     std::unordered_set<const Observable*> created;
@@ -241,8 +237,8 @@ class Document {
   // The value in the slot `delta` names, or null.
   const Value* Current(const Delta& delta) const;
   Observable* Materialize(const Id& id, Kind kind);
-  void Deliver(std::shared_ptr<const Commit> commit,
-               std::shared_ptr<const Commit> undo, bool local);
+  void Deliver(std::shared_ptr<const Commit> commit, std::shared_ptr<const Commit> undo,
+               bool local);
 
   std::shared_ptr<void> lifetime_ = std::make_shared<char>();
   Observable* root_;

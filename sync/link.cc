@@ -35,7 +35,8 @@ void Shared::Resync() {
 void Shared::Stop() {
   if (ended_ || !link_ || link_->closed_) return;
   link_->Enqueue(codec::LeaveFrame{mine_});
-  link_->End(*this, codec::Spelled(codec::Reason::kLeft), "this end stopped sharing " + name_, /*told=*/false);
+  link_->End(*this, codec::Spelled(codec::Reason::kLeft), "this end stopped sharing " + name_,
+             /*told=*/false);
 }
 
 // --- Link
@@ -56,16 +57,15 @@ Link::~Link() {
   for (auto& [n, topic] : mine_) topic->tracker_.reset();
 }
 
-Result<Shared*> Link::Share(const std::string& name, Document* document,
-                            ShareHandlers handlers, bool want) {
+Result<Shared*> Link::Share(const std::string& name, Document* document, ShareHandlers handlers,
+                            bool want) {
   if (closed_) return codec::Refusal{Reason::kClosed, "the link is closed"};
   for (const auto& [n, topic] : mine_) {
     if (topic->name_ == name && !topic->ended_) {
       // The reference's known limit, settled: a second share would wait
       // forever for a partner.
       return codec::Refusal{Reason::kAlreadyShared,
-                            "\"" + name + "\" is already shared on this link as " +
-                                Topic(n)};
+                            "\"" + name + "\" is already shared on this link as " + Topic(n)};
     }
   }
   auto owned = std::make_unique<Shared>();
@@ -118,8 +118,7 @@ void Link::Pair(Shared& topic, const codec::OpenFrame& open) {
              "neither end holds \"" + topic.name_ + "\"");
       return;
     }
-    auto minted = RootFrom(*codec::IdFromBytes(open.root->id),
-                           static_cast<int>(open.root->kind));
+    auto minted = RootFrom(*codec::IdFromBytes(open.root->id), static_cast<int>(open.root->kind));
     topic.minted_ = std::move(*minted);
     topic.wanted_ = true;
     Adopt(topic, *topic.minted_);
@@ -155,15 +154,13 @@ void Link::SendState(Shared& topic) {
   }
   topic.they_want_ = false;
   topic.owe_state_ = false;
-  Enqueue(codec::StateFrame{topic.mine_,
-                            AsCommit(*topic.live_document_)});
+  Enqueue(codec::StateFrame{topic.mine_, AsCommit(*topic.live_document_)});
 }
 
 void Link::OnTracked(Shared& topic, const Tracked& tracked) {
   if (tracked.landed || topic.ended_ || closed_) return;
   const Delivered& delivered = tracked.change.delivered;
-  Shared::Sent sent{topic.next_seq_++, delivered.commit, delivered.undo,
-                    tracked.change.Bytes()};
+  Shared::Sent sent{topic.next_seq_++, delivered.commit, delivered.undo, tracked.change.Bytes()};
   if (topic.live_) {
     EnqueueCommit(topic, sent);
   } else {
@@ -198,7 +195,8 @@ void Link::OnFrame(const Frame& frame) {
           OnRefused(f);
         } else if constexpr (std::is_same_v<F, codec::LeaveFrame>) {
           if (Shared* topic = Theirs(f.topic)) {
-            End(*topic, codec::Spelled(codec::Reason::kLeft), "the other end stopped sharing " + topic->name_, true);
+            End(*topic, codec::Spelled(codec::Reason::kLeft),
+                "the other end stopped sharing " + topic->name_, true);
           }
         } else {
           OnFault(f);
@@ -211,9 +209,9 @@ void Link::OnOpenFrame(const codec::OpenFrame& open) {
   if (open.root && open.root->id.size() != codec::kIdSize) {
     // The frame layer lets any width through; the reference then throws and
     // leaves the topic stuck. Turn it away instead.
-    Enqueue(codec::FaultFrame{open.topic, codec::Spelled(codec::Reason::kRootMismatch),
-                              "a root id is 12 bytes, not " +
-                                  std::to_string(open.root->id.size())});
+    Enqueue(
+        codec::FaultFrame{open.topic, codec::Spelled(codec::Reason::kRootMismatch),
+                          "a root id is 12 bytes, not " + std::to_string(open.root->id.size())});
     return;
   }
   if (auto it = theirs_.find(open.topic); it != theirs_.end()) {
@@ -259,9 +257,8 @@ void Link::OnState(const codec::StateFrame& state) {
   Document scratch(document.root().id(), document.root().kind());
   Result<void> applied;
   if (state.commit) applied = scratch.Apply(*state.commit);
-  Result<std::optional<Commit>> move =
-      applied ? Reconcile(document, TakeSnapshot(scratch))
-              : Result<std::optional<Commit>>(applied.error());
+  Result<std::optional<Commit>> move = applied ? Reconcile(document, TakeSnapshot(scratch))
+                                               : Result<std::optional<Commit>>(applied.error());
   if (move && *move) {
     if (topic.handlers_.landing) topic.handlers_.landing(true);
     applied = topic.tracker_->Receive(**move);
@@ -295,7 +292,8 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
       } catch (const std::exception& e) {
         reasons = {{codec::Spelled(codec::Reason::kAcceptThrew), e.what(), std::nullopt}};
       } catch (...) {
-        reasons = {{codec::Spelled(codec::Reason::kAcceptThrew), "accept threw a non-exception", std::nullopt}};
+        reasons = {{codec::Spelled(codec::Reason::kAcceptThrew), "accept threw a non-exception",
+                    std::nullopt}};
       }
     }
     if (reasons.empty()) {
@@ -304,8 +302,8 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
         auto landed = topic.tracker_->Receive(commit);
         if (topic.handlers_.landing) topic.handlers_.landing(false);
         if (!landed) {
-          reasons = {{std::string(codec::Name(landed.error().reason)),
-                      landed.error().message, std::nullopt}};
+          reasons = {{std::string(codec::Name(landed.error().reason)), landed.error().message,
+                      std::nullopt}};
         }
       } catch (...) {
         if (topic.handlers_.landing) topic.handlers_.landing(false);
@@ -339,11 +337,11 @@ void Link::OnRefused(const codec::RefusedFrame& frame) {
 void Link::OnFault(const codec::FaultFrame& fault) {
   // The frame layer takes an empty reason, but a topic's end reason is what
   // the application branches on: a fault that names none is a bad frame.
-  const std::string reason = fault.reason.empty() ? std::string(codec::Name(Reason::kBadFrame))
-                                                  : fault.reason;
-  const std::string message =
-      fault.reason.empty() ? "the other end sent a fault with no reason: " + fault.message
-                           : fault.message;
+  const std::string reason =
+      fault.reason.empty() ? std::string(codec::Name(Reason::kBadFrame)) : fault.reason;
+  const std::string message = fault.reason.empty()
+                                  ? "the other end sent a fault with no reason: " + fault.message
+                                  : fault.message;
   if (fault.topic == 0) {  // The whole link.
     for (auto& [n, topic] : mine_) End(*topic, reason, message, true);
     closed_ = true;
@@ -358,7 +356,8 @@ void Link::OnChannelEnd() {
   if (closed_) return;
   closed_ = true;
   for (auto& [n, topic] : mine_) {
-    End(*topic, codec::Spelled(codec::Reason::kClosed), "the channel under the link ended", /*told=*/true);
+    End(*topic, codec::Spelled(codec::Reason::kClosed), "the channel under the link ended",
+        /*told=*/true);
   }
   waiting_.clear();
 }
@@ -369,8 +368,7 @@ void Link::Refuse(Shared& topic, uint64_t peer_topic, const std::string& reason,
   End(topic, reason, message, /*told=*/true);
 }
 
-void Link::End(Shared& topic, const std::string& reason, const std::string& message,
-               bool told) {
+void Link::End(Shared& topic, const std::string& reason, const std::string& message, bool told) {
   if (topic.ended_) return;
   topic.ended_ = true;
   topic.live_ = false;
@@ -387,7 +385,8 @@ void Link::Close() {
   if (closed_) return;
   Flush();
   closed_ = true;
-  for (auto& [n, topic] : mine_) End(*topic, codec::Spelled(codec::Reason::kClosed), "the link was closed", false);
+  for (auto& [n, topic] : mine_)
+    End(*topic, codec::Spelled(codec::Reason::kClosed), "the link was closed", false);
   waiting_.clear();
   channel_.Close();
 }

@@ -99,9 +99,9 @@ class Shared {
   Document* live_document_ = nullptr;
   std::unique_ptr<Tracker> tracker_;
   bool opened_ = false, live_ = false, ended_ = false, ready_ = false;
-  bool wanted_ = false;        // This end asked for the other's state.
-  bool they_want_ = false;     // The other end asked for ours.
-  bool owe_state_ = false;     // Asked while we wait for theirs: send after.
+  bool wanted_ = false;     // This end asked for the other's state.
+  bool they_want_ = false;  // The other end asked for ours.
+  bool owe_state_ = false;  // Asked while we wait for theirs: send after.
   uint64_t next_seq_ = 1;
   std::deque<Sent> window_;
   std::vector<Sent> held_;  // Made before the topic went live.
@@ -131,14 +131,11 @@ class Link {
   // Called when an `open` arrives for a name not shared here, before it is
   // kept waiting for a Share: the place a node decides to load, create or
   // refuse the document (by calling Share, now or later).
-  void OnOpen(std::function<void(const codec::OpenFrame&)> fn) {
-    on_open_ = std::move(fn);
-  }
+  void OnOpen(std::function<void(const codec::OpenFrame&)> fn) { on_open_ = std::move(fn); }
 
   // Turns away an `open` that OnOpen heard, with a fault for that topic
   // (e.g. no-document, forbidden); the link carries on.
-  void Decline(const codec::OpenFrame& open, const std::string& reason,
-               const std::string& message);
+  void Decline(const codec::OpenFrame& open, const std::string& reason, const std::string& message);
 
   // Sends what is queued, ends every topic without telling it, and closes the
   // channel. No leave frames are sent.
@@ -171,8 +168,7 @@ class Link {
   void OnTracked(Shared& topic, const Tracked& tracked);
   void Refuse(Shared& topic, uint64_t peer_topic, const std::string& reason,
               const std::string& message);
-  void End(Shared& topic, const std::string& reason, const std::string& message,
-           bool told);
+  void End(Shared& topic, const std::string& reason, const std::string& message, bool told);
   void MakeReady(Shared& topic);
   Shared* Theirs(uint64_t peer_topic);
 
@@ -190,7 +186,7 @@ class Link {
   uint64_t receive_handle_ = 0, closed_handle_ = 0;
   std::map<uint64_t, std::unique_ptr<Shared>> mine_;  // Every topic ever shared.
   std::map<uint64_t, Shared*> theirs_;                // Paired, by peer number.
-  std::map<std::string, codec::OpenFrame> waiting_;  // Opens before a Share.
+  std::map<std::string, codec::OpenFrame> waiting_;   // Opens before a Share.
   std::function<void(const codec::OpenFrame&)> on_open_;
   uint64_t next_topic_ = 1;
   using Outbox = std::vector<std::variant<codec::Frame, SharedCommits>>;

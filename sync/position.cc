@@ -165,16 +165,13 @@ std::string GenericBetween(std::string_view a, std::optional<std::string_view> b
 
 }  // namespace
 
-codec::Result<std::string> PositionBetween(
-    std::optional<std::string_view> lower,
-    std::optional<std::string_view> upper) {
-  if ((lower && !codec::ValidPosition(*lower)) ||
-      (upper && !codec::ValidPosition(*upper))) {
+codec::Result<std::string> PositionBetween(std::optional<std::string_view> lower,
+                                           std::optional<std::string_view> upper) {
+  if ((lower && !codec::ValidPosition(*lower)) || (upper && !codec::ValidPosition(*upper))) {
     return Refusal{Reason::kInvalidPosition, "a bound is not a valid position"};
   }
   if (lower && upper && *lower >= *upper) {
-    return Refusal{Reason::kInvalidPosition,
-                   "the lower bound is not below the upper bound"};
+    return Refusal{Reason::kInvalidPosition, "the lower bound is not below the upper bound"};
   }
   auto between = [&](std::string_view key) {
     return (!lower || *lower < key) && (!upper || key < *upper);

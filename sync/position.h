@@ -17,8 +17,7 @@ namespace aweft::sync {
 // layout still get a valid position between them.
 // Refuses invalid-position when lower >= upper or a bound is not a valid
 // position.
-codec::Result<std::string> PositionBetween(
-    std::optional<std::string_view> lower,
-    std::optional<std::string_view> upper);
+codec::Result<std::string> PositionBetween(std::optional<std::string_view> lower,
+                                           std::optional<std::string_view> upper);
 
 }  // namespace aweft::sync

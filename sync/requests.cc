@@ -5,14 +5,13 @@
 
 #include "sync/requests.h"
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <utility>
-
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "codec/cbor.h"
 #include "codec/json.h"
@@ -310,8 +309,8 @@ void Requests::State::TimeOut(uint64_t id) {
   Pending entry = std::move(it->second);
   pending.erase(it);
   Deliver(std::move(entry.done),
-          RequestError{Spelled(codec::Reason::kTimeout), "no answer to " + entry.name + " in time",
-                       {}});
+          RequestError{
+              Spelled(codec::Reason::kTimeout), "no answer to " + entry.name + " in time", {}});
 }
 
 // Ends asking and answering for good. `tell` says whether pending asks hear
@@ -326,8 +325,7 @@ void Requests::State::Finish(std::string message, bool tell) {
   pending.clear();
   if (!tell) return;
   for (auto& [id, entry] : waiting) {
-    Deliver(std::move(entry.done),
-            RequestError{Spelled(codec::Reason::kClosed), end_message, {}});
+    Deliver(std::move(entry.done), RequestError{Spelled(codec::Reason::kClosed), end_message, {}});
   }
 }
 
@@ -338,7 +336,8 @@ void Reply::SendProgress(json::value value) const {
   if (state_->answered || !requests || requests->over) return;
   if (auto why = NotData(value)) {
     return SendError({Spelled(codec::Reason::kNotData),
-                      "a progress report cannot be carried as JSON: " + *why, {}});
+                      "a progress report cannot be carried as JSON: " + *why,
+                      {}});
   }
   requests->Send(json::object{{"id", state_->id}, {"progress", std::move(value)}});
 }
@@ -347,8 +346,8 @@ void Reply::SendResult(json::value value) const {
   auto requests = state_->requests.lock();
   if (state_->answered || !requests || requests->over) return;
   if (auto why = NotData(value)) {
-    return SendError({Spelled(codec::Reason::kNotData),
-                      "the result cannot be carried as JSON: " + *why, {}});
+    return SendError(
+        {Spelled(codec::Reason::kNotData), "the result cannot be carried as JSON: " + *why, {}});
   }
   state_->answered = true;
   requests->Send(json::object{{"id", state_->id}, {"result", std::move(value)}});
@@ -360,8 +359,8 @@ void Reply::SendError(RequestError error) const {
   if (error.reason.empty()) error.reason = Spelled(codec::Reason::kFailed);
   json::value body = ErrorJson(error);
   if (auto why = NotData(body)) {
-    body = ErrorJson({Spelled(codec::Reason::kNotData),
-                      "the error cannot be carried as JSON: " + *why, {}});
+    body = ErrorJson(
+        {Spelled(codec::Reason::kNotData), "the error cannot be carried as JSON: " + *why, {}});
   }
   state_->answered = true;
   requests->Send(json::object{{"id", state_->id}, {"error", std::move(body)}});
@@ -371,12 +370,10 @@ bool Reply::answered() const { return state_->answered; }
 
 // --- Requests
 
-codec::Result<Requests> Requests::Open(TextChannel& channel,
-                                       asio::any_io_executor executor) {
+codec::Result<Requests> Requests::Open(TextChannel& channel, asio::any_io_executor executor) {
   if (State* holder = Holders::Get().Holder(&channel)) {
     if (!channel.ended()) {
-      return codec::Refusal{codec::Reason::kDuplicate,
-                            "this socket already has a request channel"};
+      return codec::Refusal{codec::Reason::kDuplicate, "this socket already has a request channel"};
     }
     // The socket has ended but the holder has not heard yet: it is over.
     holder->Finish("the socket closed", true);

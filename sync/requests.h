@@ -1,5 +1,7 @@
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -8,9 +10,6 @@
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/json/value.hpp>
 
 #include "codec/frame.h"
 #include "codec/result.h"
@@ -34,7 +33,7 @@ struct RequestError {
 class [[nodiscard]] AskResult {
  public:
   AskResult(boost::json::value value) : state_(std::move(value)) {}  // NOLINT
-  AskResult(RequestError error) : state_(std::move(error)) {}         // NOLINT
+  AskResult(RequestError error) : state_(std::move(error)) {}        // NOLINT
 
   bool has_value() const { return state_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -97,8 +96,8 @@ class Reply {
 
 // What this end does with a request: answer through `reply`, now or later.
 // Runs on a later turn than the request's arrival.
-using Answerer = std::function<void(const std::string& name, const boost::json::value& args,
-                                    Reply reply)>;
+using Answerer =
+    std::function<void(const std::string& name, const boost::json::value& args, Reply reply)>;
 
 // JSON requests beside the link, in both directions, as text messages on a
 // text channel (a WebSocket, or an in-process pair) whose frames carry the
@@ -121,8 +120,7 @@ class Requests {
   // Starts requests on `channel`. Refuses `duplicate` while another live
   // Requests is on the same channel (until it stops, is destroyed, or the
   // channel ends). The channel may still be connecting: asks wait for it.
-  static codec::Result<Requests> Open(TextChannel& channel,
-                                      boost::asio::any_io_executor executor);
+  static codec::Result<Requests> Open(TextChannel& channel, boost::asio::any_io_executor executor);
 
   Requests(Requests&&) noexcept;
   Requests& operator=(Requests&&) noexcept;

@@ -115,13 +115,12 @@ std::optional<Commit> AsCommit(const Document& document) {
   return commit;
 }
 
-Result<std::optional<Commit>> Reconcile(const Document& document,
-                                        const Snapshot& target) {
+Result<std::optional<Commit>> Reconcile(const Document& document, const Snapshot& target) {
   const Observable& root = document.root();
   if (target.root != root.id() || target.root_kind != root.kind()) {
-    return Refusal{Reason::kRootMismatch,
-                   "the target's root " + codec::IdText(target.root) +
-                       " is not this document's root " + codec::IdText(root.id())};
+    return Refusal{Reason::kRootMismatch, "the target's root " + codec::IdText(target.root) +
+                                              " is not this document's root " +
+                                              codec::IdText(root.id())};
   }
   Commit commit;
   auto emit = [&](DeltaType type, const Id& id, Kind kind, const std::string& key,
@@ -173,9 +172,9 @@ Result<std::optional<Commit>> Reconcile(const Document& document,
 
 Result<std::unique_ptr<Document>> RootFrom(const Id& id, int kind) {
   if (kind < 0 || kind > 2) {
-    return Refusal{Reason::kKindConflict,
-                   "a root is an object (0), an array (1) or a map (2), not " +
-                       std::to_string(kind)};
+    return Refusal{
+        Reason::kKindConflict,
+        "a root is an object (0), an array (1) or a map (2), not " + std::to_string(kind)};
   }
   return std::make_unique<Document>(id, static_cast<Kind>(kind));
 }

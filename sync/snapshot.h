@@ -44,8 +44,7 @@ std::optional<Commit> AsCommit(const Document& document);
 // The commit that moves `document` to `target`'s state, or nullopt when they
 // are equal. Applying it keeps every observable the two states share (the same
 // C++ objects). Refuses root-mismatch when `target` has another root.
-Result<std::optional<Commit>> Reconcile(const Document& document,
-                                        const Snapshot& target);
+Result<std::optional<Commit>> Reconcile(const Document& document, const Snapshot& target);
 
 // An empty document whose root has `id`; kind-conflict for a kind number
 // other than 0 (object), 1 (array) or 2 (map).

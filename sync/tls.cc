@@ -11,8 +11,7 @@ namespace ssl = boost::asio::ssl;
 std::shared_ptr<ssl::context> Context(ssl::context::method method) {
   auto context = std::make_shared<ssl::context>(method);
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                       ssl::context::no_tlsv1_1);
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
   return context;
 }
 

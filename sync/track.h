@@ -11,8 +11,8 @@ namespace aweft::sync {
 // One commit a tracked document took part in.
 struct Tracked {
   const Commit& commit;
-  const Commit* undo;  // The commit that undoes it here.
-  bool landed;         // True when it arrived through Receive().
+  const Commit* undo;    // The commit that undoes it here.
+  bool landed;           // True when it arrived through Receive().
   const Change& change;  // The delivery: the same commit, shared, and its bytes.
 };
 

@@ -2,12 +2,11 @@
 
 #include <sys/mount.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 namespace aweft::testing {
 

@@ -1,10 +1,9 @@
 #pragma once
 
-#include <cstddef>
-
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <cstddef>
 
 #include "admin/router.h"
 

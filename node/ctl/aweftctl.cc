@@ -3,6 +3,8 @@
 // documents of a node or a data directory (node/ctl_commands.cc).
 // docs/aweftctl.md describes every flag and exit code.
 
+#include <boost/json/error.hpp>
+#include <boost/json/value.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -13,15 +15,12 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/error.hpp>
-#include <boost/json/value.hpp>
-
 #include "codec/commit.h"
 #include "codec/frame.h"
 #include "codec/id.h"
 #include "codec/json.h"
-#include "node/json/commit_json.h"
 #include "node/ctl/ctl_commands.h"
+#include "node/json/commit_json.h"
 
 namespace {
 
@@ -98,8 +97,7 @@ struct Options {
 };
 
 UsageError BadUsage(const std::string& detail) {
-  return UsageError("bad-usage: " + detail +
-                    ". Run 'aweftctl --help' for the commands and flags");
+  return UsageError("bad-usage: " + detail + ". Run 'aweftctl --help' for the commands and flags");
 }
 
 Options ParseArgs(const std::vector<std::string_view>& args) {
@@ -142,8 +140,8 @@ std::string ReadAll(const std::string& file) {
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    throw UsageError("unreadable-input: cannot open '" + file +
-                     "': " + std::strerror(errno) + ". Check the path");
+    throw UsageError("unreadable-input: cannot open '" + file + "': " + std::strerror(errno) +
+                     ". Check the path");
   }
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -152,8 +150,7 @@ std::string WithoutSpace(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' &&
-        c != '\v') {
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') {
       out.push_back(c);
     }
   }
@@ -167,8 +164,7 @@ struct Outcome {
 };
 
 Outcome Refused(const codec::Refusal& refusal) {
-  return {aweft::codec::WriteJson(aweft::node::RefusalToJson(refusal)) + "\n",
-          true};
+  return {aweft::codec::WriteJson(aweft::node::RefusalToJson(refusal)) + "\n", true};
 }
 
 Outcome Decode(std::string_view input, const Options& options) {
@@ -200,14 +196,13 @@ codec::Result<json::value> ReadJson(std::string_view input, bool frame) {
   size_t parsed = 0;
   json::value value = codec::ParseJson(input, error, {}, &parsed);
   if (!error) return value;
-  codec::Reason reason =
-      frame ? codec::Reason::kBadFrame : codec::Reason::kInvalidCommit;
+  codec::Reason reason = frame ? codec::Reason::kBadFrame : codec::Reason::kInvalidCommit;
   if (error == json::error::illegal_leading_surrogate ||
       error == json::error::illegal_trailing_surrogate) {
     reason = codec::Reason::kLoneSurrogate;
   }
-  return codec::Refusal{reason, "the input is not JSON: " + error.message() +
-                                    " at byte " + std::to_string(parsed)};
+  return codec::Refusal{
+      reason, "the input is not JSON: " + error.message() + " at byte " + std::to_string(parsed)};
 }
 
 codec::Result<std::string> EncodeJson(const json::value& value, bool frame) {
@@ -216,8 +211,7 @@ codec::Result<std::string> EncodeJson(const json::value& value, bool frame) {
     if (!parsed) return parsed.error();
     return codec::EncodeFrame(*parsed);
   }
-  codec::Result<codec::Commit> parsed =
-      aweft::node::CommitFromJson(value, IdForm::kText);
+  codec::Result<codec::Commit> parsed = aweft::node::CommitFromJson(value, IdForm::kText);
   if (!parsed) return parsed.error();
   return codec::EncodeCommit(*parsed);
 }
@@ -232,8 +226,7 @@ Outcome Encode(std::string_view input, const Options& options) {
 }
 
 Outcome RunOne(std::string_view input, const Options& options) {
-  return options.command == Command::kDecode ? Decode(input, options)
-                                             : Encode(input, options);
+  return options.command == Command::kDecode ? Decode(input, options) : Encode(input, options);
 }
 
 // Splits at '\n' (dropping a '\r' before it); a final newline does not start
@@ -262,8 +255,7 @@ int Run(const Options& options) {
   bool refused = false;
   for (std::string_view one : inputs) {
     Outcome outcome = RunOne(one, options);
-    std::cout.write(outcome.text.data(),
-                    static_cast<std::streamsize>(outcome.text.size()));
+    std::cout.write(outcome.text.data(), static_cast<std::streamsize>(outcome.text.size()));
     refused = refused || outcome.refused;
   }
   std::cout.flush();

@@ -16,8 +16,8 @@
 #include <string>
 
 #include "codec/json.h"
-#include "node/json/commit_json.h"
 #include "node/ctl/ctl_backend.h"
+#include "node/json/commit_json.h"
 
 namespace aweft::node::ctl {
 namespace {
@@ -244,9 +244,9 @@ int History(Backend& backend, const Options& options) {
   }
   if (options.json) {
     std::cout << codec::WriteJson(json::object{{"name", name},
-                                     {"since", first},
-                                     {"head", head},
-                                     {"commits", std::move(commits)}})
+                                               {"since", first},
+                                               {"head", head},
+                                               {"commits", std::move(commits)}})
               << "\n";
   }
   return kExitOk;

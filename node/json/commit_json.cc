@@ -44,31 +44,27 @@ json::value Number(double number) {
 }
 
 json::string IdToJson(const codec::Id& id, IdForm form) {
-  return json::string(form == IdForm::kText ? codec::IdText(id)
-                                            : codec::Hex(id.view()));
+  return json::string(form == IdForm::kText ? codec::IdText(id) : codec::Hex(id.view()));
 }
 
 }  // namespace
 
 json::value ValueToJson(const codec::Value& value, IdForm form) {
-  return std::visit(
-      Overloaded{
-          [](std::monostate) -> json::value { return nullptr; },
-          [](bool b) -> json::value { return b; },
-          [](double d) -> json::value { return Number(d); },
-          [](const std::string& text) -> json::value {
-            return json::string(text);
-          },
-          [](const codec::Bytes& bytes) -> json::value {
-            return json::object{{"bytes", codec::Hex(bytes.data)}};
-          },
-          [form](const codec::Reference& ref) -> json::value {
-            return json::object{{"ref", IdToJson(ref.id, form)},
-                                {"kind", codec::KindName(ref.kind)},
-                                {"edge", codec::EdgeName(ref.edge)}};
-          },
-      },
-      value);
+  return std::visit(Overloaded{
+                        [](std::monostate) -> json::value { return nullptr; },
+                        [](bool b) -> json::value { return b; },
+                        [](double d) -> json::value { return Number(d); },
+                        [](const std::string& text) -> json::value { return json::string(text); },
+                        [](const codec::Bytes& bytes) -> json::value {
+                          return json::object{{"bytes", codec::Hex(bytes.data)}};
+                        },
+                        [form](const codec::Reference& ref) -> json::value {
+                          return json::object{{"ref", IdToJson(ref.id, form)},
+                                              {"kind", codec::KindName(ref.kind)},
+                                              {"edge", codec::EdgeName(ref.edge)}};
+                        },
+                    },
+                    value);
 }
 
 namespace {
@@ -92,16 +88,14 @@ json::value DeltaToJson(const codec::Delta& delta, IdForm form) {
   json::object out;
   out["type"] = codec::DeltaTypeName(delta.type);
   out["id"] = IdToJson(delta.id, form);
-  out["ref"] = json::object{{"kind", codec::KindName(delta.ref.kind)},
-                            {"key", KeyToJson(delta.ref, form)}};
+  out["ref"] =
+      json::object{{"kind", codec::KindName(delta.ref.kind)}, {"key", KeyToJson(delta.ref, form)}};
   if (delta.value) out["value"] = ValueToJson(*delta.value, form);
   return out;
 }
 
-Result<codec::Id> IdFromJson(const json::value& json, IdForm form,
-                             std::string_view where) {
-  if (!json.is_string())
-    return Refuse(Reason::kInvalidId, where, "expected an id");
+Result<codec::Id> IdFromJson(const json::value& json, IdForm form, std::string_view where) {
+  if (!json.is_string()) return Refuse(Reason::kInvalidId, where, "expected an id");
   std::string_view text = json.get_string();
   if (form == IdForm::kText) {
     Result<codec::Id> id = codec::IdFromText(text);
@@ -117,27 +111,24 @@ Result<codec::Id> IdFromJson(const json::value& json, IdForm form,
 
 Result<codec::Value> ReferenceFromJson(const json::object& object, IdForm form,
                                        std::string_view where) {
-  if (auto keys = OnlyKeys(object, {"ref", "kind", "edge"},
-                           Reason::kInvalidReference, where);
+  if (auto keys = OnlyKeys(object, {"ref", "kind", "edge"}, Reason::kInvalidReference, where);
       !keys) {
     return keys.error();
   }
-  Result<codec::Id> id =
-      IdFromJson(object.at("ref"), form, Field(where, "ref"));
+  Result<codec::Id> id = IdFromJson(object.at("ref"), form, Field(where, "ref"));
   if (!id) return id.error();
-  Result<codec::Kind> kind = NamedAt<codec::Kind>(
-      object, "kind", codec::KindFromName, Reason::kInvalidReference,
-      Reason::kUnknownRefKind, where);
+  Result<codec::Kind> kind =
+      NamedAt<codec::Kind>(object, "kind", codec::KindFromName, Reason::kInvalidReference,
+                           Reason::kUnknownRefKind, where);
   if (!kind) return kind.error();
-  Result<codec::Edge> edge = NamedAt<codec::Edge>(
-      object, "edge", codec::EdgeFromName, Reason::kInvalidReference,
-      Reason::kUnknownEdgeKind, where);
+  Result<codec::Edge> edge =
+      NamedAt<codec::Edge>(object, "edge", codec::EdgeFromName, Reason::kInvalidReference,
+                           Reason::kUnknownEdgeKind, where);
   if (!edge) return edge.error();
   return codec::Value(codec::Reference{*edge, *kind, *id});
 }
 
-Result<codec::Value> ValueFromJson(const json::value& json, IdForm form,
-                                   std::string_view where) {
+Result<codec::Value> ValueFromJson(const json::value& json, IdForm form, std::string_view where) {
   switch (json.kind()) {
     case json::kind::null:
       return codec::Value(std::monostate{});
@@ -157,8 +148,8 @@ Result<codec::Value> ValueFromJson(const json::value& json, IdForm form,
       const json::object& object = json.get_object();
       if (object.contains("ref")) return ReferenceFromJson(object, form, where);
       if (object.size() == 1 && object.contains("bytes")) {
-        Result<std::string> bytes = HexAt(
-            object.at("bytes"), Reason::kInvalidValue, Field(where, "bytes"));
+        Result<std::string> bytes =
+            HexAt(object.at("bytes"), Reason::kInvalidValue, Field(where, "bytes"));
         if (!bytes) return bytes.error();
         return codec::Value(codec::Bytes{std::move(*bytes)});
       }
@@ -170,24 +161,20 @@ Result<codec::Value> ValueFromJson(const json::value& json, IdForm form,
                 "{\"ref\",\"kind\",\"edge\"}");
 }
 
-Result<codec::Ref> RefFromJson(const json::value& json, IdForm form,
-                               std::string_view where) {
+Result<codec::Ref> RefFromJson(const json::value& json, IdForm form, std::string_view where) {
   auto object = ObjectAt(json, Reason::kInvalidRef, where, {"kind", "key"});
   if (!object) return object.error();
-  Result<codec::Kind> kind =
-      NamedAt<codec::Kind>(**object, "kind", codec::KindFromName,
-                           Reason::kInvalidRef, Reason::kUnknownRefKind, where);
+  Result<codec::Kind> kind = NamedAt<codec::Kind>(
+      **object, "kind", codec::KindFromName, Reason::kInvalidRef, Reason::kUnknownRefKind, where);
   if (!kind) return kind.error();
-  Result<std::string_view> key =
-      TextAt(**object, "key", Reason::kInvalidRef, where);
+  Result<std::string_view> key = TextAt(**object, "key", Reason::kInvalidRef, where);
   if (!key) return key.error();
   std::string key_where = Field(where, "key");
   switch (*kind) {
     case codec::Kind::kObject:
       return codec::Ref{*kind, std::string(*key)};
     case codec::Kind::kArray: {
-      Result<std::string> position =
-          HexAt((*object)->at("key"), Reason::kInvalidRef, key_where);
+      Result<std::string> position = HexAt((*object)->at("key"), Reason::kInvalidRef, key_where);
       if (!position) return position.error();
       return codec::Ref{*kind, std::move(*position)};
     }
@@ -199,31 +186,25 @@ Result<codec::Ref> RefFromJson(const json::value& json, IdForm form,
   return codec::Ref{*kind, std::string(id->view())};
 }
 
-Result<codec::Delta> DeltaFromJson(const json::value& json, IdForm form,
-                                   std::string_view where) {
-  auto object = ObjectAt(json, Reason::kInvalidDelta, where,
-                         {"type", "id", "ref", "value"});
+Result<codec::Delta> DeltaFromJson(const json::value& json, IdForm form, std::string_view where) {
+  auto object = ObjectAt(json, Reason::kInvalidDelta, where, {"type", "id", "ref", "value"});
   if (!object) return object.error();
   const json::object& fields = **object;
-  Result<codec::DeltaType> type = NamedAt<codec::DeltaType>(
-      fields, "type", codec::DeltaTypeFromName, Reason::kInvalidDelta,
-      Reason::kUnknownDeltaType, where);
+  Result<codec::DeltaType> type =
+      NamedAt<codec::DeltaType>(fields, "type", codec::DeltaTypeFromName, Reason::kInvalidDelta,
+                                Reason::kUnknownDeltaType, where);
   if (!type) return type.error();
-  if (!fields.contains("id"))
-    return Refuse(Reason::kInvalidDelta, where, "missing \"id\"");
+  if (!fields.contains("id")) return Refuse(Reason::kInvalidDelta, where, "missing \"id\"");
   Result<codec::Id> id = IdFromJson(fields.at("id"), form, Field(where, "id"));
   if (!id) return id.error();
-  if (!fields.contains("ref"))
-    return Refuse(Reason::kInvalidDelta, where, "missing \"ref\"");
-  Result<codec::Ref> ref =
-      RefFromJson(fields.at("ref"), form, Field(where, "ref"));
+  if (!fields.contains("ref")) return Refuse(Reason::kInvalidDelta, where, "missing \"ref\"");
+  Result<codec::Ref> ref = RefFromJson(fields.at("ref"), form, Field(where, "ref"));
   if (!ref) return ref.error();
   codec::Delta delta{*type, *id, std::move(*ref), std::nullopt};
   // Presence is kept as given: EncodeCommit refuses a remove with a value
   // (unexpected-value) and an add without one (missing-value).
   if (const json::value* value = fields.if_contains("value")) {
-    Result<codec::Value> decoded =
-        ValueFromJson(*value, form, Field(where, "value"));
+    Result<codec::Value> decoded = ValueFromJson(*value, form, Field(where, "value"));
     if (!decoded) return decoded.error();
     delta.value = std::move(*decoded);
   }
@@ -244,13 +225,11 @@ json::value CommitToJson(const codec::Commit& commit, IdForm form) {
 }
 
 Result<codec::Commit> CommitFromJson(const json::value& json, IdForm form) {
-  auto object =
-      ObjectAt(json, Reason::kInvalidCommit, "commit", {"deltas", "tag"});
+  auto object = ObjectAt(json, Reason::kInvalidCommit, "commit", {"deltas", "tag"});
   if (!object) return object.error();
   const json::value* deltas = (*object)->if_contains("deltas");
   if (deltas == nullptr || !deltas->is_array()) {
-    return Refuse(Reason::kInvalidCommit, "commit.deltas",
-                  "expected an array of deltas");
+    return Refuse(Reason::kInvalidCommit, "commit.deltas", "expected an array of deltas");
   }
   codec::Commit commit;
   commit.deltas.reserve(deltas->get_array().size());

@@ -1,8 +1,7 @@
 #pragma once
 
-#include <string>
-
 #include <boost/json/value.hpp>
+#include <string>
 
 #include "codec/frame.h"
 #include "codec/refusal.h"
@@ -30,8 +29,7 @@ boost::json::value ValueToJson(const codec::Value& value, IdForm form);
 // with the matching codec reason (invalid-commit, invalid-delta, invalid-ref,
 // invalid-value, invalid-id, invalid-hex, unknown-*-kind, ...). The result is
 // not checked against the format: EncodeCommit does that.
-codec::Result<codec::Commit> CommitFromJson(const boost::json::value& json,
-                                            IdForm form);
+codec::Result<codec::Commit> CommitFromJson(const boost::json::value& json, IdForm form);
 
 // The frame object of a frame fixture: `{"kind":"open","topic":1,...}`.
 boost::json::value FrameToJson(const codec::Frame& frame);

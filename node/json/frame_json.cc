@@ -1,6 +1,4 @@
 // The frame half of commit_json.h: frames <-> the frame fixtures' JSON.
-#include "node/json/commit_json.h"
-
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "codec/id.h"
+#include "node/json/commit_json.h"
 #include "node/json/detail/json_input.h"
 
 namespace aweft::node {
@@ -33,8 +32,8 @@ using detail::TextAt;
 json::value FrameBody(const codec::OpenFrame& open) {
   json::value root = nullptr;
   if (open.root) {
-    root = json::object{{"id", codec::Hex(open.root->id)},
-                        {"kind", codec::KindName(open.root->kind)}};
+    root =
+        json::object{{"id", codec::Hex(open.root->id)}, {"kind", codec::KindName(open.root->kind)}};
   }
   return json::object{{"kind", "open"},
                       {"topic", open.topic},
@@ -66,8 +65,7 @@ json::value FrameBody(const codec::RefusedFrame& refused) {
     json::object entry{{"code", reason.code}, {"message", reason.message}};
     if (reason.path) {
       json::array path;
-      for (const std::string& step : *reason.path)
-        path.push_back(json::string(step));
+      for (const std::string& step : *reason.path) path.push_back(json::string(step));
       entry["path"] = std::move(path);
     }
     reasons.push_back(std::move(entry));
@@ -95,12 +93,10 @@ Refusal BadFrame(std::string_view where, std::string_view what) {
 
 // A frame's number fields are whole and non-negative; a JSON reader may hand
 // them over as int64, uint64 or (above 2^64 or written 1e3) double.
-Result<uint64_t> UintAt(const json::object& object, std::string_view key,
-                        std::string_view where) {
+Result<uint64_t> UintAt(const json::object& object, std::string_view key, std::string_view where) {
   const json::value* value = object.if_contains(key);
   std::string field = Field(where, key);
-  if (value == nullptr)
-    return BadFrame(where, "missing \"" + std::string(key) + "\"");
+  if (value == nullptr) return BadFrame(where, "missing \"" + std::string(key) + "\"");
   if (value->is_uint64()) return value->get_uint64();
   if (value->is_int64() && value->get_int64() >= 0) {
     return static_cast<uint64_t>(value->get_int64());
@@ -114,16 +110,16 @@ Result<uint64_t> UintAt(const json::object& object, std::string_view key,
   return BadFrame(field, "expected a whole number >= 0");
 }
 
-Result<std::string> FrameTextAt(const json::object& object,
-                                std::string_view key, std::string_view where) {
+Result<std::string> FrameTextAt(const json::object& object, std::string_view key,
+                                std::string_view where) {
   Result<std::string_view> text = TextAt(object, key, Reason::kBadFrame, where);
   if (!text) return text.error();
   return std::string(*text);
 }
 
 Result<codec::Frame> OpenFromJson(const json::object& object) {
-  auto keys = OnlyKeys(object, {"kind", "topic", "name", "root", "want"},
-                       Reason::kBadFrame, "frame");
+  auto keys =
+      OnlyKeys(object, {"kind", "topic", "name", "root", "want"}, Reason::kBadFrame, "frame");
   if (!keys) return keys.error();
   codec::OpenFrame open{};
   auto topic = UintAt(object, "topic", "frame");
@@ -131,22 +127,18 @@ Result<codec::Frame> OpenFromJson(const json::object& object) {
   auto name = FrameTextAt(object, "name", "frame");
   if (!name) return name.error();
   const json::value* want = object.if_contains("want");
-  if (want == nullptr || !want->is_bool())
-    return BadFrame("frame.want", "expected a boolean");
+  if (want == nullptr || !want->is_bool()) return BadFrame("frame.want", "expected a boolean");
   const json::value* root = object.if_contains("root");
-  if (root == nullptr)
-    return BadFrame("frame", "missing \"root\" (null when none)");
+  if (root == nullptr) return BadFrame("frame", "missing \"root\" (null when none)");
   if (!root->is_null()) {
-    auto fields =
-        ObjectAt(*root, Reason::kBadFrame, "frame.root", {"id", "kind"});
+    auto fields = ObjectAt(*root, Reason::kBadFrame, "frame.root", {"id", "kind"});
     if (!fields) return fields.error();
     const json::value* id = (*fields)->if_contains("id");
     if (id == nullptr) return BadFrame("frame.root", "missing \"id\"");
     Result<std::string> bytes = HexAt(*id, Reason::kBadFrame, "frame.root.id");
     if (!bytes) return bytes.error();
-    auto kind = NamedAt<codec::Kind>(**fields, "kind", codec::KindFromName,
-                                     Reason::kBadFrame, Reason::kBadFrame,
-                                     "frame.root");
+    auto kind = NamedAt<codec::Kind>(**fields, "kind", codec::KindFromName, Reason::kBadFrame,
+                                     Reason::kBadFrame, "frame.root");
     if (!kind) return kind.error();
     open.root = codec::RootRef{std::move(*bytes), *kind};
   }
@@ -157,8 +149,7 @@ Result<codec::Frame> OpenFromJson(const json::object& object) {
 }
 
 Result<codec::Frame> StateFromJson(const json::object& object) {
-  auto keys =
-      OnlyKeys(object, {"kind", "topic", "commit"}, Reason::kBadFrame, "frame");
+  auto keys = OnlyKeys(object, {"kind", "topic", "commit"}, Reason::kBadFrame, "frame");
   if (!keys) return keys.error();
   auto topic = UintAt(object, "topic", "frame");
   if (!topic) return topic.error();
@@ -172,8 +163,7 @@ Result<codec::Frame> StateFromJson(const json::object& object) {
 }
 
 Result<codec::Frame> CommitsFromJson(const json::object& object) {
-  auto keys = OnlyKeys(object, {"kind", "topic", "first", "commits"},
-                       Reason::kBadFrame, "frame");
+  auto keys = OnlyKeys(object, {"kind", "topic", "first", "commits"}, Reason::kBadFrame, "frame");
   if (!keys) return keys.error();
   auto topic = UintAt(object, "topic", "frame");
   if (!topic) return topic.error();
@@ -185,18 +175,15 @@ Result<codec::Frame> CommitsFromJson(const json::object& object) {
   }
   codec::CommitsFrame commits{*topic, *first, {}};
   for (size_t i = 0; i < list->get_array().size(); ++i) {
-    Result<codec::Commit> commit =
-        CommitFromJson(list->get_array()[i], IdForm::kHex);
+    Result<codec::Commit> commit = CommitFromJson(list->get_array()[i], IdForm::kHex);
     if (!commit) return At(Item("frame.commits", i), commit.error());
     commits.commits.push_back(std::move(*commit));
   }
   return codec::Frame(std::move(commits));
 }
 
-Result<codec::WireReason> WireReasonFromJson(const json::value& json,
-                                             std::string_view where) {
-  auto object =
-      ObjectAt(json, Reason::kBadFrame, where, {"code", "message", "path"});
+Result<codec::WireReason> WireReasonFromJson(const json::value& json, std::string_view where) {
+  auto object = ObjectAt(json, Reason::kBadFrame, where, {"code", "message", "path"});
   if (!object) return object.error();
   auto code = FrameTextAt(**object, "code", where);
   if (!code) return code.error();
@@ -204,12 +191,10 @@ Result<codec::WireReason> WireReasonFromJson(const json::value& json,
   if (!message) return message.error();
   codec::WireReason reason{std::move(*code), std::move(*message), std::nullopt};
   if (const json::value* path = (*object)->if_contains("path")) {
-    if (!path->is_array())
-      return BadFrame(Field(where, "path"), "expected an array of text");
+    if (!path->is_array()) return BadFrame(Field(where, "path"), "expected an array of text");
     reason.path.emplace();
     for (const json::value& step : path->get_array()) {
-      if (!step.is_string())
-        return BadFrame(Field(where, "path"), "expected an array of text");
+      if (!step.is_string()) return BadFrame(Field(where, "path"), "expected an array of text");
       reason.path->emplace_back(step.get_string());
     }
   }
@@ -217,8 +202,7 @@ Result<codec::WireReason> WireReasonFromJson(const json::value& json,
 }
 
 Result<codec::Frame> RefusedFromJson(const json::object& object) {
-  auto keys = OnlyKeys(object, {"kind", "topic", "seq", "reasons"},
-                       Reason::kBadFrame, "frame");
+  auto keys = OnlyKeys(object, {"kind", "topic", "seq", "reasons"}, Reason::kBadFrame, "frame");
   if (!keys) return keys.error();
   auto topic = UintAt(object, "topic", "frame");
   if (!topic) return topic.error();
@@ -230,8 +214,7 @@ Result<codec::Frame> RefusedFromJson(const json::object& object) {
   }
   codec::RefusedFrame refused{*topic, *seq, {}};
   for (size_t i = 0; i < list->get_array().size(); ++i) {
-    auto reason =
-        WireReasonFromJson(list->get_array()[i], Item("frame.reasons", i));
+    auto reason = WireReasonFromJson(list->get_array()[i], Item("frame.reasons", i));
     if (!reason) return reason.error();
     refused.reasons.push_back(std::move(*reason));
   }
@@ -247,8 +230,7 @@ Result<codec::Frame> LeaveFromJson(const json::object& object) {
 }
 
 Result<codec::Frame> FaultFromJson(const json::object& object) {
-  auto keys = OnlyKeys(object, {"kind", "topic", "reason", "message"},
-                       Reason::kBadFrame, "frame");
+  auto keys = OnlyKeys(object, {"kind", "topic", "reason", "message"}, Reason::kBadFrame, "frame");
   if (!keys) return keys.error();
   auto topic = UintAt(object, "topic", "frame");
   if (!topic) return topic.error();
@@ -256,8 +238,7 @@ Result<codec::Frame> FaultFromJson(const json::object& object) {
   if (!reason) return reason.error();
   auto message = FrameTextAt(object, "message", "frame");
   if (!message) return message.error();
-  return codec::Frame(
-      codec::FaultFrame{*topic, std::move(*reason), std::move(*message)});
+  return codec::Frame(codec::FaultFrame{*topic, std::move(*reason), std::move(*message)});
 }
 
 }  // namespace
@@ -269,8 +250,7 @@ json::value FrameToJson(const codec::Frame& frame) {
 Result<codec::Frame> FrameFromJson(const json::value& json) {
   const json::object* object = json.if_object();
   if (object == nullptr) return BadFrame("frame", "expected an object");
-  Result<std::string_view> kind =
-      TextAt(*object, "kind", Reason::kBadFrame, "frame");
+  Result<std::string_view> kind = TextAt(*object, "kind", Reason::kBadFrame, "frame");
   if (!kind) return kind.error();
   if (*kind == "open") return OpenFromJson(*object);
   if (*kind == "state") return StateFromJson(*object);

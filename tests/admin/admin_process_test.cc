@@ -226,8 +226,8 @@ TEST_CASE("links show each client with its topics, bytes, commits and lag", "[ad
 }
 
 TEST_CASE("/v1/node shows the config in effect with every secret masked", "[admin][process]") {
-  AdminFixture f({"--node-id", "node-one", "--threads", "2", "--admin-token", "admin-secret-1", "--set",
-                  R"(tokens=[{token="link-secret-1", write=["*"]}])"});
+  AdminFixture f({"--node-id", "node-one", "--threads", "2", "--admin-token", "admin-secret-1",
+                  "--set", R"(tokens=[{token="link-secret-1", write=["*"]}])"});
   HttpReply reply = f.Get("/v1/node", "admin-secret-1");
   REQUIRE(reply.status == 200);
   CHECK(reply.body.find("admin-secret-1") == std::string::npos);
@@ -244,9 +244,10 @@ TEST_CASE("/v1/node shows the config in effect with every secret masked", "[admi
   CHECK(node.at("uptime_seconds").to_number<double>() >= 0);
 }
 
-TEST_CASE("at --threads 3 the links of every thread are listed, and each shard serving a "
-          "document holds one replica of it",
-          "[admin][process]") {
+TEST_CASE(
+    "at --threads 3 the links of every thread are listed, and each shard serving a "
+    "document holds one replica of it",
+    "[admin][process]") {
   AdminFixture f({"--threads", "3"});
   // Three connections in a row: one on the home thread, one on each shard.
   Document doc(Kind::kObject);
@@ -270,7 +271,12 @@ TEST_CASE("at --threads 3 the links of every thread are listed, and each shard s
   const json::array links = f.GetJson("/v1/links").at("links").as_array();
   REQUIRE(links.size() == 3);
   for (const auto& link : links) CHECK(link.at("topics").at(0) == "spread");
-  CHECK(f.GetJson("/v1/documents?prefix=spread").at("documents").at(0).at("links").as_array().size() == 3);
+  CHECK(f.GetJson("/v1/documents?prefix=spread")
+            .at("documents")
+            .at(0)
+            .at("links")
+            .as_array()
+            .size() == 3);
   HttpReply metrics = f.Get("/metrics");
   std::vector<Sample> samples;
   CHECK(ExpositionProblems(metrics.body, &samples).empty());

@@ -5,10 +5,10 @@
 
 #include <bit>
 #include <catch2/catch.hpp>
-#include <span>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,8 +17,8 @@
 #include "codec/json.h"
 #include "node/json/document_json.h"
 #include "sync/snapshot.h"
-#include "tests/codec/doubles.h"
 #include "tests/admin/admin_fixture.h"
+#include "tests/codec/doubles.h"
 
 namespace aweft::admin::testing {
 namespace {
@@ -159,10 +159,15 @@ json::object ExportOf(const std::string& name, const codec::Id& root,
                       std::span<const double> values) {
   codec::Commit commit;
   for (size_t i = 0; i < values.size(); ++i) {
-    commit.deltas.push_back({codec::DeltaType::kAdd, root,
-                             {Kind::kObject, "k" + std::to_string(i)}, codec::Value(values[i])});
+    commit.deltas.push_back({codec::DeltaType::kAdd,
+                             root,
+                             {Kind::kObject, "k" + std::to_string(i)},
+                             codec::Value(values[i])});
   }
-  return {{"name", name}, {"root", codec::IdText(root)}, {"kind", "object"}, {"head", 1},
+  return {{"name", name},
+          {"root", codec::IdText(root)},
+          {"kind", "object"},
+          {"head", 1},
           {"commit", codec::Hex(*codec::EncodeCommit(commit))}};
 }
 
@@ -205,11 +210,14 @@ size_t ShownDifferences(const std::string& shown, const codec::Id& root,
   return wrong;
 }
 
-TEST_CASE("a million random doubles (a tenth under sanitizers) keep their bits through admin and aweftctl export and import",
-          "[admin][aweftctl][json]") {
+TEST_CASE(
+    "a million random doubles (a tenth under sanitizers) keep their bits through admin and "
+    "aweftctl export and import",
+    "[admin][aweftctl][json]") {
   const uint64_t seed = aweft::testing::SweepSeed();
   INFO("AWEFT_SEED=" << seed);
-  const std::vector<double> all = aweft::testing::RandomDoubles(aweft::testing::kSweepDoubles, seed);
+  const std::vector<double> all =
+      aweft::testing::RandomDoubles(aweft::testing::kSweepDoubles, seed);
   AdminFixture f;
   const std::string offline = f.dir.path() + "/offline";
   {

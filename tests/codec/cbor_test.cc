@@ -32,8 +32,7 @@ struct Case {
   const char* verdict;
 };
 
-TEST_CASE("Scan accepts shortest heads and refuses wider ones",
-          "[codec][cbor]") {
+TEST_CASE("Scan accepts shortest heads and refuses wider ones", "[codec][cbor]") {
   const Case c = GENERATE(values<Case>({
       {"00", "ok"},
       {"17", "ok"},
@@ -95,8 +94,7 @@ TEST_CASE("Scan refuses reserved and indefinite heads", "[codec][cbor]") {
   CHECK(Verdict(Unhex(c.hex)) == c.verdict);
 }
 
-TEST_CASE("Scan allows majors 0 to 4 and four simple values only",
-          "[codec][cbor]") {
+TEST_CASE("Scan allows majors 0 to 4 and four simple values only", "[codec][cbor]") {
   const Case c = GENERATE(values<Case>({
       {"a0", "unsupported-major"},
       {"bf", "unsupported-major"},
@@ -122,8 +120,7 @@ TEST_CASE("Scan allows majors 0 to 4 and four simple values only",
   CHECK(Verdict(Unhex(c.hex)) == c.verdict);
 }
 
-TEST_CASE("Scan takes a float64 only for what an integer cannot hold",
-          "[codec][cbor]") {
+TEST_CASE("Scan takes a float64 only for what an integer cannot hold", "[codec][cbor]") {
   const Case c = GENERATE(values<Case>({
       {"fb3ff8000000000000", "ok"},                   // 1.5
       {"fb3fe0000000000000", "ok"},                   // 0.5
@@ -172,8 +169,7 @@ TEST_CASE("Scan wants exactly one whole item", "[codec][cbor]") {
   CHECK(Verdict(Unhex(c.hex)) == c.verdict);
 }
 
-TEST_CASE("Scan refuses a ninth nested array before reading its length",
-          "[codec][cbor]") {
+TEST_CASE("Scan refuses a ninth nested array before reading its length", "[codec][cbor]") {
   CHECK(Verdict(Unhex(Repeat("81", 8) + "00")) == "ok");
   CHECK(Verdict(Unhex(Repeat("81", 7) + "80")) == "ok");
   CHECK(Verdict(Unhex(Repeat("81", 8) + "1c")) == "malformed-head");
@@ -181,8 +177,7 @@ TEST_CASE("Scan refuses a ninth nested array before reading its length",
   CHECK(Verdict(Unhex(Repeat("81", 8) + "80")) == "nesting-too-deep");
   CHECK(Verdict(Unhex(Repeat("81", 8) + "9f")) == "nesting-too-deep");
   CHECK(Verdict(Unhex(Repeat("81", 8) + "9c")) == "nesting-too-deep");
-  CHECK(Verdict(Unhex(Repeat("81", 8) + "9bffffffffffffffff")) ==
-        "nesting-too-deep");
+  CHECK(Verdict(Unhex(Repeat("81", 8) + "9bffffffffffffffff")) == "nesting-too-deep");
   CHECK(Verdict(Unhex(Repeat("81", 10) + "00")) == "nesting-too-deep");
   // Arrays that close make room again: two eight-deep branches side by side.
   const std::string branch = Repeat("81", 7) + "00";
@@ -240,12 +235,10 @@ TEST_CASE("Scan takes only well-formed UTF-8 text", "[codec][cbor]") {
   CHECK(Verdict(Unhex(c.hex)) == c.verdict);
 }
 
-TEST_CASE("CheckText tells an encoded surrogate from other bad UTF-8",
-          "[codec][cbor]") {
+TEST_CASE("CheckText tells an encoded surrogate from other bad UTF-8", "[codec][cbor]") {
   auto reason = [](std::string_view text) {
     auto checked = CheckText(text);
-    return checked ? std::string("ok")
-                   : std::string(Name(checked.error().reason));
+    return checked ? std::string("ok") : std::string(Name(checked.error().reason));
   };
   CHECK(reason("") == "ok");
   CHECK(reason("plain") == "ok");
@@ -262,8 +255,7 @@ TEST_CASE("CheckText tells an encoded surrogate from other bad UTF-8",
   CHECK(reason(std::string_view("\x80", 1)) == "invalid-utf8");
 }
 
-TEST_CASE("Writer writes numbers as integers when whole and within 2^53",
-          "[codec][cbor]") {
+TEST_CASE("Writer writes numbers as integers when whole and within 2^53", "[codec][cbor]") {
   struct Number {
     double value;
     const char* hex;
@@ -312,8 +304,7 @@ TEST_CASE("Writer writes numbers as integers when whole and within 2^53",
   CHECK_FALSE(std::signbit(back) != std::signbit(n.value == 0 ? 0.0 : n.value));
 }
 
-TEST_CASE("Writer writes heads, text and bytes in their shortest form",
-          "[codec][cbor]") {
+TEST_CASE("Writer writes heads, text and bytes in their shortest form", "[codec][cbor]") {
   std::string out;
   Writer writer(out);
   writer.Array(2);
@@ -332,8 +323,7 @@ TEST_CASE("Writer writes heads, text and bytes in their shortest form",
   CHECK(Hex(out) == "1b002000000000000037f5f4f6");
 }
 
-TEST_CASE("Reader reads what Scan accepted and consumes nothing on a mismatch",
-          "[codec][cbor]") {
+TEST_CASE("Reader reads what Scan accepted and consumes nothing on a mismatch", "[codec][cbor]") {
   // [7, -3, "ab", h'01', true, null, [1, [2]], 0.5]
   const std::string bytes = Unhex(
       "8807226261624101f5f68201810"

@@ -25,10 +25,8 @@ const std::string kRefK = "8200616b";  // [object, "k"]
 std::string Verdict(const std::string& hex) {
   auto decoded = DecodeCommit(Unhex(hex));
   auto validated = ValidateCommit(Unhex(hex));
-  const std::string decode =
-      decoded ? "ok" : std::string(Name(decoded.error().reason));
-  const std::string validate =
-      validated ? "ok" : std::string(Name(validated.error().reason));
+  const std::string decode = decoded ? "ok" : std::string(Name(decoded.error().reason));
+  const std::string validate = validated ? "ok" : std::string(Name(validated.error().reason));
   // The two share one walker, so they must always agree.
   CHECK(decode == validate);
   if (decoded) CHECK(Hex(*EncodeCommit(*decoded)) == hex);
@@ -109,9 +107,7 @@ TEST_CASE("DecodeCommit refuses a malformed delta", "[codec][commit]") {
 }
 
 TEST_CASE("DecodeCommit refuses a malformed ref", "[codec][commit]") {
-  auto with_ref = [](const std::string& ref) {
-    return One("8400" + kId1 + ref + "05");
-  };
+  auto with_ref = [](const std::string& ref) { return One("8400" + kId1 + ref + "05"); };
   const Case c = GENERATE_COPY(values<Case>({
       {with_ref("616b"), "invalid-ref"},
       {with_ref("8100"), "invalid-ref"},
@@ -135,11 +131,8 @@ TEST_CASE("DecodeCommit refuses a malformed ref", "[codec][commit]") {
   CHECK(Verdict(c.hex) == c.verdict);
 }
 
-TEST_CASE("DecodeCommit refuses a malformed reference value",
-          "[codec][commit]") {
-  auto with_value = [](const std::string& value) {
-    return One("8400" + kId1 + kRefK + value);
-  };
+TEST_CASE("DecodeCommit refuses a malformed reference value", "[codec][commit]") {
+  auto with_value = [](const std::string& value) { return One("8400" + kId1 + kRefK + value); };
   const Case c = GENERATE_COPY(values<Case>({
       {with_value("830000" + kId2), "ok"},
       {with_value("830102" + kId2), "ok"},
@@ -164,24 +157,17 @@ TEST_CASE("DecodeCommit refuses a malformed reference value",
   CHECK(Verdict(c.hex) == c.verdict);
 }
 
-TEST_CASE("DecodeCommit refuses deltas out of canonical order",
-          "[codec][commit]") {
-  auto add = [](const std::string& id, const std::string& ref) {
-    return "8400" + id + ref + "05";
-  };
-  auto two = [](const std::string& a, const std::string& b) {
-    return "8182" + a + b;
-  };
+TEST_CASE("DecodeCommit refuses deltas out of canonical order", "[codec][commit]") {
+  auto add = [](const std::string& id, const std::string& ref) { return "8400" + id + ref + "05"; };
+  auto two = [](const std::string& a, const std::string& b) { return "8182" + a + b; };
   const Case c = GENERATE_COPY(values<Case>({
       {two(add(kId1, kRefK), add(kId2, kRefK)), "ok"},
       {two(add(kId2, kRefK), add(kId1, kRefK)), "deltas-out-of-order"},
       {two(add(kId1, kRefK), add(kId1, kRefK)), "duplicate-slot"},
       {two(add(kId1, kRefK), "8302" + kId1 + kRefK), "duplicate-slot"},
-      {two(add(kId1, "82006162"), add(kId1, "82006161")),
-       "deltas-out-of-order"},
+      {two(add(kId1, "82006162"), add(kId1, "82006161")), "deltas-out-of-order"},
       {two(add(kId1, "8200616b"), add(kId1, "8200626161")), "ok"},
-      {two(add(kId1, "8200626161"), add(kId1, "8200616b")),
-       "deltas-out-of-order"},
+      {two(add(kId1, "8200626161"), add(kId1, "8200616b")), "deltas-out-of-order"},
       {two(add(kId1, "82014140"), add(kId1, kRefK)), "deltas-out-of-order"},
       {two(add(kId1, kRefK), add(kId1, "82014140")), "ok"},
   }));
@@ -193,8 +179,7 @@ TEST_CASE("DecodeCommit checks in the reference order", "[codec][commit]") {
   const std::string first = "8400" + kId2 + kRefK + "05";
   const std::string second = "8400" + kId1 + kRefK + "05";  // Out of order.
   // Every delta is read before the order is judged.
-  CHECK(Verdict("8182" + first + "8403" + kId1 + kRefK + "05") ==
-        "unknown-delta-type");
+  CHECK(Verdict("8182" + first + "8403" + kId1 + kRefK + "05") == "unknown-delta-type");
   CHECK(Verdict("8183" + first + second + "05") == "invalid-delta");
   // The order is judged before the tag.
   CHECK(Verdict("8282" + first + second + "41aa") == "deltas-out-of-order");
@@ -204,15 +189,13 @@ TEST_CASE("DecodeCommit checks in the reference order", "[codec][commit]") {
   CHECK(Verdict("8280" + std::string("7f")) == "indefinite-length");
   // Within a delta: type, id, ref, then whether a value belongs.
   CHECK(Verdict(One("8303480000000000000001" + kRefK)) == "unknown-delta-type");
-  CHECK(Verdict(One("8302480000000000000001" + std::string("616b"))) ==
-        "invalid-id");
+  CHECK(Verdict(One("8302480000000000000001" + std::string("616b"))) == "invalid-id");
   CHECK(Verdict(One("8402" + kId1 +
                     "8201"
                     "40"
                     "05")) == "invalid-position");
   CHECK(Verdict(One("8300" + kId1 + "8203616b")) == "unknown-ref-kind");
-  CHECK(Verdict(One("8400" + kId1 + kRefK + "83020380")) ==
-        "unknown-edge-kind");
+  CHECK(Verdict(One("8400" + kId1 + kRefK + "83020380")) == "unknown-edge-kind");
 }
 
 Id MakeId(uint8_t n) {
@@ -222,8 +205,7 @@ Id MakeId(uint8_t n) {
 }
 
 Delta Add(uint8_t id, std::string key, Value value) {
-  return Delta{DeltaType::kAdd, MakeId(id), Ref{Kind::kObject, std::move(key)},
-               std::move(value)};
+  return Delta{DeltaType::kAdd, MakeId(id), Ref{Kind::kObject, std::move(key)}, std::move(value)};
 }
 
 std::string EncodeReason(const Commit& commit) {
@@ -236,12 +218,10 @@ TEST_CASE("EncodeCommit refuses what has no encoding", "[codec][commit]") {
   const double inf = std::numeric_limits<double>::infinity();
   Delta remove{DeltaType::kRemove, MakeId(1), Ref{Kind::kObject, "k"}, {}};
   Delta in_array{DeltaType::kAdd, MakeId(1), Ref{Kind::kArray, "\x40"}, 1.0};
-  Delta in_map{DeltaType::kAdd, MakeId(1),
-               Ref{Kind::kMap, std::string(MakeId(9).view())}, 1.0};
+  Delta in_map{DeltaType::kAdd, MakeId(1), Ref{Kind::kMap, std::string(MakeId(9).view())}, 1.0};
   CHECK(EncodeReason(Commit{}) == "empty-commit");
   CHECK(EncodeReason({{Add(1, "k", 1.0)}, {}}) == "ok");
-  CHECK(EncodeReason({{Add(1, "k", 1.0), Add(1, "k", 2.0)}, {}}) ==
-        "duplicate-slot");
+  CHECK(EncodeReason({{Add(1, "k", 1.0), Add(1, "k", 2.0)}, {}}) == "duplicate-slot");
   CHECK(EncodeReason({{Add(1, "k", 1.0), remove}, {}}) == "duplicate-slot");
   CHECK(EncodeReason({{remove}, {}}) == "ok");
   CHECK(EncodeReason({{in_array}, {}}) == "ok");
@@ -279,10 +259,8 @@ TEST_CASE("EncodeCommit takes a tag of 4 to 32 bytes", "[codec][commit]") {
   CHECK(EncodeReason({{add}, std::string()}) == "invalid-tag");
 }
 
-TEST_CASE("EncodeCommit sorts a copy and leaves its input alone",
-          "[codec][commit]") {
-  const Commit given{{Add(3, "b", 1.0), Add(1, "zz", 2.0), Add(1, "z", 3.0),
-                      Add(2, "a", true)},
+TEST_CASE("EncodeCommit sorts a copy and leaves its input alone", "[codec][commit]") {
+  const Commit given{{Add(3, "b", 1.0), Add(1, "zz", 2.0), Add(1, "z", 3.0), Add(2, "a", true)},
                      {}};
   const Commit copy = given;
   auto bytes = EncodeCommit(given);
@@ -297,8 +275,7 @@ TEST_CASE("EncodeCommit sorts a copy and leaves its input alone",
   CHECK(decoded->deltas[3] == given.deltas[0]);
 }
 
-TEST_CASE("EncodeCommit appends, and leaves the output alone on refusal",
-          "[codec][commit]") {
+TEST_CASE("EncodeCommit appends, and leaves the output alone on refusal", "[codec][commit]") {
   std::string out = "prefix";
   REQUIRE(EncodeCommit(Commit{{Add(1, "k", 1.0)}, {}}, out).has_value());
   CHECK(out.starts_with("prefix\x81\x81"));
@@ -312,16 +289,14 @@ TEST_CASE("EncodeCommit appends, and leaves the output alone on refusal",
 }
 
 TEST_CASE("Values keep what they are through a round trip", "[codec][commit]") {
-  const Commit commit{
-      {Add(1, "bom",
-           "\xef\xbb\xbf"
-           "kept"),
-       Add(1, "bytes", Bytes{std::string("\x00\xff", 2)}),
-       Add(1, "empty", Bytes{}), Add(1, "text", std::string()),
-       Add(1, "zero", -0.0), Add(1, "null", Value{}),
-       Add(1, "ref", Reference{Edge::kAlias, Kind::kMap, MakeId(7)}),
-       Add(1, "\xf0\x9f\x94\x91", false)},
-      std::string("tagg")};
+  const Commit commit{{Add(1, "bom",
+                           "\xef\xbb\xbf"
+                           "kept"),
+                       Add(1, "bytes", Bytes{std::string("\x00\xff", 2)}), Add(1, "empty", Bytes{}),
+                       Add(1, "text", std::string()), Add(1, "zero", -0.0), Add(1, "null", Value{}),
+                       Add(1, "ref", Reference{Edge::kAlias, Kind::kMap, MakeId(7)}),
+                       Add(1, "\xf0\x9f\x94\x91", false)},
+                      std::string("tagg")};
   auto bytes = EncodeCommit(commit);
   REQUIRE(bytes.has_value());
   auto decoded = DecodeCommit(*bytes);
@@ -342,8 +317,7 @@ TEST_CASE("Values keep what they are through a round trip", "[codec][commit]") {
                          "00") != std::string::npos);
 }
 
-TEST_CASE("ValidateCommit and Scan allocate nothing on valid input",
-          "[codec][commit]") {
+TEST_CASE("ValidateCommit and Scan allocate nothing on valid input", "[codec][commit]") {
   for (const std::string& path : testing::FixtureFiles("fixtures")) {
     const boost::json::value fixture = testing::ReadJson(path);
     for (const boost::json::value& entry : fixture.at("commits").as_array()) {

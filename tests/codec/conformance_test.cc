@@ -18,9 +18,7 @@ namespace {
 namespace json = boost::json;
 using testing::IdForm;
 
-std::string ReasonOf(const Refusal& refusal) {
-  return std::string(Name(refusal.reason));
-}
+std::string ReasonOf(const Refusal& refusal) { return std::string(Name(refusal.reason)); }
 
 TEST_CASE("The fixture corpus is complete", "[codec][conformance]") {
   CHECK(testing::FixtureFiles("fixtures").size() == 16);
@@ -33,8 +31,7 @@ TEST_CASE(
     "A valid commit fixture decodes to its deltas and encodes to its "
     "bytes in any order",
     "[codec][conformance]") {
-  const std::string path =
-      GENERATE(from_range(testing::FixtureFiles("fixtures")));
+  const std::string path = GENERATE(from_range(testing::FixtureFiles("fixtures")));
   INFO(testing::BaseName(path));
   const json::value fixture = testing::ReadJson(path);
   std::mt19937 random(20260913);
@@ -63,8 +60,7 @@ TEST_CASE(
 
 TEST_CASE("An invalid commit fixture is refused for its reason at its stage",
           "[codec][conformance]") {
-  const std::string path =
-      GENERATE(from_range(testing::FixtureFiles("fixtures/invalid")));
+  const std::string path = GENERATE(from_range(testing::FixtureFiles("fixtures/invalid")));
   INFO(testing::BaseName(path));
   const json::value fixture = testing::ReadJson(path);
   const std::string stage(fixture.at("stage").as_string());
@@ -87,8 +83,7 @@ TEST_CASE("An invalid commit fixture is refused for its reason at its stage",
   }
 }
 
-TEST_CASE("A valid frame fixture's wire, frame and bytes agree",
-          "[codec][conformance]") {
+TEST_CASE("A valid frame fixture's wire, frame and bytes agree", "[codec][conformance]") {
   std::vector<std::string> valid;
   for (const std::string& path : testing::FixtureFiles("frames")) {
     if (!testing::BaseName(path).starts_with("invalid-")) valid.push_back(path);
@@ -116,10 +111,8 @@ TEST_CASE("A valid frame fixture's wire, frame and bytes agree",
   CHECK(Hex(*EncodeFrame(*decoded)) == Hex(bytes));
 }
 
-TEST_CASE("An invalid frame fixture is refused for its reason",
-          "[codec][conformance]") {
-  const std::string path =
-      GENERATE(from_range(testing::FixtureFiles("frames", "invalid-")));
+TEST_CASE("An invalid frame fixture is refused for its reason", "[codec][conformance]") {
+  const std::string path = GENERATE(from_range(testing::FixtureFiles("frames", "invalid-")));
   INFO(testing::BaseName(path));
   const json::value fixture = testing::ReadJson(path);
   const std::string bytes = testing::Unhex(fixture.at("bytes").as_string());

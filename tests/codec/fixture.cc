@@ -46,8 +46,7 @@ Value ValueFrom(const json::value& json, IdForm form) {
   }
   auto edge = EdgeFromName(Text(object.at("edge")));
   if (!edge) Broken("bad edge");
-  return Reference{*edge, KindFrom(object.at("kind")),
-                   IdFrom(object.at("ref"), form)};
+  return Reference{*edge, KindFrom(object.at("kind")), IdFrom(object.at("ref"), form)};
 }
 
 Delta DeltaFrom(const json::value& json, IdForm form) {
@@ -77,9 +76,7 @@ Delta DeltaFrom(const json::value& json, IdForm form) {
   return delta;
 }
 
-uint64_t Count(const json::value& json) {
-  return static_cast<uint64_t>(NumberOf(json));
-}
+uint64_t Count(const json::value& json) { return static_cast<uint64_t>(NumberOf(json)); }
 
 WireReason ReasonFrom(const json::value& json) {
   const json::object& object = json.as_object();
@@ -95,8 +92,7 @@ WireReason ReasonFrom(const json::value& json) {
 
 }  // namespace
 
-std::vector<std::string> FixtureFiles(std::string_view folder,
-                                      std::string_view prefix) {
+std::vector<std::string> FixtureFiles(std::string_view folder, std::string_view prefix) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   const fs::path dir = fs::path(AWEFT_CONFORMANCE_DIR) / folder;
@@ -155,11 +151,9 @@ Frame FrameFromJson(const json::value& json) {
   const std::string kind = Text(object.at("kind"));
   const uint64_t topic = Count(object.at("topic"));
   if (kind == "open") {
-    OpenFrame open{
-        topic, Text(object.at("name")), {}, object.at("want").as_bool()};
+    OpenFrame open{topic, Text(object.at("name")), {}, object.at("want").as_bool()};
     if (const json::value& root = object.at("root"); !root.is_null()) {
-      open.root =
-          RootRef{Unhex(Text(root.at("id"))), KindFrom(root.at("kind"))};
+      open.root = RootRef{Unhex(Text(root.at("id"))), KindFrom(root.at("kind"))};
     }
     return open;
   }
@@ -186,8 +180,7 @@ Frame FrameFromJson(const json::value& json) {
   }
   if (kind == "leave") return LeaveFrame{topic};
   if (kind == "fault") {
-    return FaultFrame{topic, Text(object.at("reason")),
-                      Text(object.at("message"))};
+    return FaultFrame{topic, Text(object.at("reason")), Text(object.at("message"))};
   }
   Broken("unknown frame kind " + kind);
 }
@@ -213,8 +206,6 @@ void WriteWire(Writer& writer, const json::value& wire) {
 
 namespace aweft::codec::testing {
 
-Value ValueFromJson(const boost::json::value& json, IdForm form) {
-  return ValueFrom(json, form);
-}
+Value ValueFromJson(const boost::json::value& json, IdForm form) { return ValueFrom(json, form); }
 
 }  // namespace aweft::codec::testing

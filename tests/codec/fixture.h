@@ -20,8 +20,7 @@ enum class IdForm { kText, kHex };
 
 // The JSON files directly in AWEFT_CONFORMANCE_DIR/`folder` whose names
 // start with `prefix` (empty for all), sorted by name.
-std::vector<std::string> FixtureFiles(std::string_view folder,
-                                      std::string_view prefix = "");
+std::vector<std::string> FixtureFiles(std::string_view folder, std::string_view prefix = "");
 
 // The file's name without its folder, for messages.
 std::string BaseName(const std::string& path);

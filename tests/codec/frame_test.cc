@@ -38,8 +38,7 @@ Commit OneAdd() {
 
 TEST_CASE("Every frame kind survives a round trip", "[codec][frame]") {
   const Frame frame = GENERATE(values<Frame>({
-      OpenFrame{1, "board:42", RootRef{std::string(12, '\x07'), Kind::kMap},
-                false},
+      OpenFrame{1, "board:42", RootRef{std::string(12, '\x07'), Kind::kMap}, false},
       OpenFrame{9007199254740992u, "", std::nullopt, true},
       StateFrame{2, OneAdd()},
       StateFrame{2, std::nullopt},
@@ -60,39 +59,32 @@ TEST_CASE("Every frame kind survives a round trip", "[codec][frame]") {
   CHECK(*decoded == frame);
 }
 
-TEST_CASE("EncodeFrame refuses a frame that would not decode",
-          "[codec][frame]") {
+TEST_CASE("EncodeFrame refuses a frame that would not decode", "[codec][frame]") {
   const uint64_t too_big = (uint64_t{1} << 53) + 1;
   CHECK(EncodeReason(OpenFrame{0, "b", std::nullopt, true}) == "bad-frame");
   CHECK(EncodeReason(OpenFrame{1, "b", std::nullopt, false}) == "bad-frame");
-  CHECK(EncodeReason(OpenFrame{1, "b", RootRef{"id", Kind{3}}, false}) ==
-        "bad-frame");
-  CHECK(EncodeReason(OpenFrame{too_big, "b", std::nullopt, true}) ==
-        "bad-frame");
-  CHECK(EncodeReason(OpenFrame{1, "\xc3\x28", std::nullopt, true}) ==
-        "invalid-utf8");
+  CHECK(EncodeReason(OpenFrame{1, "b", RootRef{"id", Kind{3}}, false}) == "bad-frame");
+  CHECK(EncodeReason(OpenFrame{too_big, "b", std::nullopt, true}) == "bad-frame");
+  CHECK(EncodeReason(OpenFrame{1, "\xc3\x28", std::nullopt, true}) == "invalid-utf8");
   CHECK(EncodeReason(StateFrame{0, std::nullopt}) == "bad-frame");
   CHECK(EncodeReason(StateFrame{1, Commit{}}) == "empty-commit");
   CHECK(EncodeReason(CommitsFrame{0, 1, {OneAdd()}}) == "bad-frame");
   CHECK(EncodeReason(CommitsFrame{1, 0, {OneAdd()}}) == "bad-frame");
   CHECK(EncodeReason(CommitsFrame{1, too_big, {OneAdd()}}) == "bad-frame");
   CHECK(EncodeReason(CommitsFrame{1, 1, {}}) == "bad-frame");
-  CHECK(EncodeReason(CommitsFrame{1, 1, {OneAdd(), Commit{}}}) ==
-        "empty-commit");
+  CHECK(EncodeReason(CommitsFrame{1, 1, {OneAdd(), Commit{}}}) == "empty-commit");
   const WireReason reason{"c", "m", std::nullopt};
   CHECK(EncodeReason(RefusedFrame{0, 1, {reason}}) == "bad-frame");
   CHECK(EncodeReason(RefusedFrame{1, 0, {reason}}) == "bad-frame");
   CHECK(EncodeReason(RefusedFrame{1, 1, {}}) == "bad-frame");
-  const WireReason surrogate{"c", "m",
-                             std::vector<std::string>{"\xed\xa0\x80"}};
+  const WireReason surrogate{"c", "m", std::vector<std::string>{"\xed\xa0\x80"}};
   CHECK(EncodeReason(RefusedFrame{1, 1, {surrogate}}) == "lone-surrogate");
   CHECK(EncodeReason(LeaveFrame{0}) == "bad-frame");
   CHECK(EncodeReason(FaultFrame{0, "r", "m"}) == "ok");
   CHECK(EncodeReason(FaultFrame{too_big, "r", "m"}) == "bad-frame");
 }
 
-TEST_CASE("DecodeFrame refuses numbers that are not small whole numbers",
-          "[codec][frame]") {
+TEST_CASE("DecodeFrame refuses numbers that are not small whole numbers", "[codec][frame]") {
   CHECK(DecodeReason("820407") == "ok");
   CHECK(DecodeReason("82041b0020000000000000") == "ok");  // 2^53
   // 2^64 can only be a float64. The reference takes it; this end refuses it.
@@ -131,8 +123,7 @@ TEST_CASE("DecodeFrame keeps byte-layer and commit reasons", "[codec][frame]") {
                      "6df6") == "bad-frame");  // seq 0
 }
 
-TEST_CASE("DecodeFrame checks an open's fields in the reference order",
-          "[codec][frame]") {
+TEST_CASE("DecodeFrame checks an open's fields in the reference order", "[codec][frame]") {
   const std::string id = "4c0102030405060708090a0b0c";
   CHECK(DecodeReason("8600016162" + id + "00f4") == "ok");
   // The root id's width belongs to the link, not to the frame.

@@ -38,8 +38,7 @@ TEST_CASE("An id's text form round-trips", "[codec][id]") {
     REQUIRE(back.has_value());
     CHECK(*back == id);
   }
-  const std::string alphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   for (size_t at = 0; at < alphabet.size(); at += 16) {
     const std::string text = alphabet.substr(at, 16);
     auto id = IdFromText(text);
@@ -48,13 +47,11 @@ TEST_CASE("An id's text form round-trips", "[codec][id]") {
   }
 }
 
-TEST_CASE("IdFromText refuses anything but 16 base64url characters",
-          "[codec][id]") {
+TEST_CASE("IdFromText refuses anything but 16 base64url characters", "[codec][id]") {
   const std::string text =
       GENERATE(as<std::string>{}, "", "AAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAA",
-               "AAAAAAAAAAAAAAA=", "AAAAAAAAAAAAAA==", "AAAAAAAAAAAAAAA+",
-               "AAAAAAAAAAAAAAA/", "AAAAAAAA AAAAAAA", "AAAAAAAAAAAAAA\xc3\xa9",
-               "AAAAAAAAAAAAAAA.");
+               "AAAAAAAAAAAAAAA=", "AAAAAAAAAAAAAA==", "AAAAAAAAAAAAAAA+", "AAAAAAAAAAAAAAA/",
+               "AAAAAAAA AAAAAAA", "AAAAAAAAAAAAAA\xc3\xa9", "AAAAAAAAAAAAAAA.");
   INFO(text);
   auto id = IdFromText(text);
   REQUIRE_FALSE(id.has_value());
@@ -64,13 +61,10 @@ TEST_CASE("IdFromText refuses anything but 16 base64url characters",
 
 TEST_CASE("IdFromBytes takes exactly 12 bytes", "[codec][id]") {
   CHECK(IdFromBytes(std::string(12, '\x01')).has_value());
-  CHECK(IdFromBytes(std::string(11, '\x01')).error().reason ==
-        Reason::kInvalidId);
-  CHECK(IdFromBytes(std::string(13, '\x01')).error().reason ==
-        Reason::kInvalidId);
+  CHECK(IdFromBytes(std::string(11, '\x01')).error().reason == Reason::kInvalidId);
+  CHECK(IdFromBytes(std::string(13, '\x01')).error().reason == Reason::kInvalidId);
   CHECK(IdFromBytes("").error().reason == Reason::kInvalidId);
-  const std::string bytes("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\xfe\xff",
-                          12);
+  const std::string bytes("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\xfe\xff", 12);
   CHECK(IdFromBytes(bytes)->view() == bytes);
 }
 

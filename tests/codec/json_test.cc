@@ -5,9 +5,9 @@
 
 #include <bit>
 #include <boost/json/parse.hpp>
-#include <limits>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "tests/codec/doubles.h"
@@ -43,8 +43,7 @@ TEST_CASE("ParseJson reads every number to the nearest double", "[codec][json]")
   CHECK(Parse(long_digits).get_double() == 3.3333333333333335);
 }
 
-TEST_CASE("ParseJson refuses what boost::json::parse refuses, and says where",
-          "[codec][json]") {
+TEST_CASE("ParseJson refuses what boost::json::parse refuses, and says where", "[codec][json]") {
   boost::system::error_code ec;
   size_t parsed = 0;
   CHECK(ParseJson("{\"a\": 1} x", ec, {}, &parsed).is_null());
@@ -68,8 +67,10 @@ TEST_CASE("WriteJson writes doubles in JavaScript's shortest form", "[codec][jso
   CHECK(WriteJson(json::value(std::numeric_limits<double>::infinity())) == "null");
 }
 
-TEST_CASE("a million random doubles (a tenth under sanitizers) keep their bits through WriteJson and ParseJson",
-          "[codec][json]") {
+TEST_CASE(
+    "a million random doubles (a tenth under sanitizers) keep their bits through WriteJson and "
+    "ParseJson",
+    "[codec][json]") {
   const uint64_t seed = testing::SweepSeed();
   INFO("AWEFT_SEED=" << seed);
   size_t wrong = 0;
@@ -77,8 +78,8 @@ TEST_CASE("a million random doubles (a tenth under sanitizers) keep their bits t
     const std::string text = WriteJson(json::array{d});
     boost::system::error_code ec;
     const json::value back = ParseJson(text, ec);
-    if (ec || std::bit_cast<uint64_t>(back.at(0).to_number<double>()) !=
-                  std::bit_cast<uint64_t>(d)) {
+    if (ec ||
+        std::bit_cast<uint64_t>(back.at(0).to_number<double>()) != std::bit_cast<uint64_t>(d)) {
       if (++wrong <= 5) UNSCOPED_INFO(text << " read back wrong");
     }
   }

@@ -74,8 +74,7 @@ std::string Mutate(std::string bytes, std::mt19937& random) {
   const size_t at = bytes.empty() ? 0 : random() % bytes.size();
   switch (random() % 4) {
     case 0:
-      if (!bytes.empty())
-        bytes[at] = static_cast<char>(bytes[at] ^ (1 << random() % 8));
+      if (!bytes.empty()) bytes[at] = static_cast<char>(bytes[at] ^ (1 << random() % 8));
       break;
     case 1:
       bytes.insert(bytes.begin() + at, static_cast<char>(random()));
@@ -90,8 +89,7 @@ std::string Mutate(std::string bytes, std::mt19937& random) {
   return bytes;
 }
 
-TEST_CASE("Random bytes refuse with a reason or re-encode identically",
-          "[codec][random]") {
+TEST_CASE("Random bytes refuse with a reason or re-encode identically", "[codec][random]") {
   std::mt19937 random(kSeed);
   Tally commits;
   Tally frames;
@@ -99,16 +97,14 @@ TEST_CASE("Random bytes refuse with a reason or re-encode identically",
     std::string bytes(random() % 65, '\0');
     // Half the inputs start like an array, so they get past the first check.
     for (char& byte : bytes) byte = static_cast<char>(random());
-    if (!bytes.empty() && i % 2 == 0)
-      bytes[0] = static_cast<char>(0x80 | random() % 6);
+    if (!bytes.empty() && i % 2 == 0) bytes[0] = static_cast<char>(0x80 | random() % 6);
     Check(bytes, commits, frames);
   }
   CHECK(commits.refused > 0);
   CHECK(frames.refused > 0);
 }
 
-TEST_CASE("Mutated fixtures refuse with a reason or re-encode identically",
-          "[codec][random]") {
+TEST_CASE("Mutated fixtures refuse with a reason or re-encode identically", "[codec][random]") {
   std::mt19937 random(kSeed);
   Tally commits;
   Tally frames;
@@ -125,13 +121,8 @@ TEST_CASE("Mutated fixtures refuse with a reason or re-encode identically",
 
 // A random commit the encoder can write.
 Commit RandomCommit(std::mt19937& random) {
-  static const std::vector<std::string> texts = {"",
-                                                 "a",
-                                                 "k",
-                                                 "\xef\xbb\xbf",
-                                                 "\xf0\x9f\x94\x91",
-                                                 "\xc3\xa9t\xc3\xa9",
-                                                 std::string(30, 'x')};
+  static const std::vector<std::string> texts = {
+      "", "a", "k", "\xef\xbb\xbf", "\xf0\x9f\x94\x91", "\xc3\xa9t\xc3\xa9", std::string(30, 'x')};
   Commit commit;
   const int count = 1 + random() % 6;
   for (int i = 0; i < count; ++i) {
@@ -142,8 +133,7 @@ Commit RandomCommit(std::mt19937& random) {
     if (delta.ref.kind == Kind::kObject) {
       delta.ref.key = texts[random() % texts.size()];
     } else if (delta.ref.kind == Kind::kArray) {
-      delta.ref.key =
-          std::string(1 + random() % 3, static_cast<char>(1 + random() % 255));
+      delta.ref.key = std::string(1 + random() % 3, static_cast<char>(1 + random() % 255));
     } else {
       delta.ref.key = std::string(12, static_cast<char>(random() % 2));
     }
@@ -156,8 +146,8 @@ Commit RandomCommit(std::mt19937& random) {
           delta.value = random() % 2 == 0;
           break;
         case 2:
-          delta.value = std::ldexp(static_cast<double>(random()) - 2e9,
-                                   static_cast<int>(random() % 80) - 40);
+          delta.value =
+              std::ldexp(static_cast<double>(random()) - 2e9, static_cast<int>(random() % 80) - 40);
           break;
         case 3:
           delta.value = texts[random() % texts.size()];
@@ -166,8 +156,8 @@ Commit RandomCommit(std::mt19937& random) {
           delta.value = Bytes{std::string(random() % 4, '\xff')};
           break;
         default:
-          delta.value = Reference{static_cast<Edge>(random() % 2),
-                                  static_cast<Kind>(random() % 3), delta.id};
+          delta.value =
+              Reference{static_cast<Edge>(random() % 2), static_cast<Kind>(random() % 3), delta.id};
           break;
       }
     }
@@ -177,8 +167,7 @@ Commit RandomCommit(std::mt19937& random) {
   return commit;
 }
 
-TEST_CASE("Random commits encode, decode and encode again to the same bytes",
-          "[codec][random]") {
+TEST_CASE("Random commits encode, decode and encode again to the same bytes", "[codec][random]") {
   std::mt19937 random(kSeed);
   int encoded = 0;
   for (int i = 0; i < 3000; ++i) {

@@ -99,8 +99,7 @@ TEST_CASE("Every reason has the spec's spelling", "[codec][refusal]") {
   CHECK(Name(static_cast<Reason>(spellings.size())) == "unknown-reason");
 }
 
-TEST_CASE("Every reason has one imperative sentence as its fix",
-          "[codec][refusal]") {
+TEST_CASE("Every reason has one imperative sentence as its fix", "[codec][refusal]") {
   for (const auto& [reason, spelling] : Spellings()) {
     INFO(spelling);
     const std::string_view fix = Fix(reason);
@@ -114,11 +113,10 @@ TEST_CASE("Every reason has one imperative sentence as its fix",
 
 TEST_CASE("A refusal renders as reason, detail and fix", "[codec][refusal]") {
   const Refusal refusal{Reason::kTruncated, "a head is cut short at offset 3"};
-  CHECK(refusal.ToString() == "truncated: a head is cut short at offset 3. " +
-                                  std::string(Fix(Reason::kTruncated)));
+  CHECK(refusal.ToString() ==
+        "truncated: a head is cut short at offset 3. " + std::string(Fix(Reason::kTruncated)));
   const Refusal stopped{Reason::kBadFrame, "topic 0."};
-  CHECK(stopped.ToString() ==
-        "bad-frame: topic 0. " + std::string(Fix(Reason::kBadFrame)));
+  CHECK(stopped.ToString() == "bad-frame: topic 0. " + std::string(Fix(Reason::kBadFrame)));
   const Refusal bare{Reason::kClosed, ""};
   CHECK(bare.ToString() == "closed. " + std::string(Fix(Reason::kClosed)));
 }

@@ -44,8 +44,7 @@ Delta At(uint8_t id, Kind kind, std::string key) {
   return delta;
 }
 
-TEST_CASE("CompareSlots agrees with comparing the encodings",
-          "[codec][value]") {
+TEST_CASE("CompareSlots agrees with comparing the encodings", "[codec][value]") {
   // Keys chosen where byte order, length order and UTF-16 order disagree.
   const std::vector<std::string> keys = {"",
                                          "a",
@@ -78,16 +77,14 @@ TEST_CASE("CompareSlots agrees with comparing the encodings",
   }
 }
 
-TEST_CASE("CompareSlots agrees with the encodings on random slots",
-          "[codec][value]") {
+TEST_CASE("CompareSlots agrees with the encodings on random slots", "[codec][value]") {
   std::mt19937 random(20260913);
   auto slot = [&random] {
     Delta delta = At(0, static_cast<Kind>(random() % 3), "");
     for (uint8_t& byte : delta.id.bytes) byte = random() % 2;  // Collide often.
     const size_t length = random() % 4 == 0 ? random() % 300 : random() % 4;
     for (size_t i = 0; i < length; ++i) {
-      delta.ref.key.push_back(
-          static_cast<char>(random() % 3 == 0 ? random() : 'a'));
+      delta.ref.key.push_back(static_cast<char>(random() % 3 == 0 ? random() : 'a'));
     }
     return delta;
   };
@@ -101,8 +98,7 @@ TEST_CASE("CompareSlots agrees with the encodings on random slots",
 TEST_CASE("CompareSlots orders by id, then kind, then key", "[codec][value]") {
   CHECK(CompareSlots(At(1, Kind::kMap, "zz"), At(2, Kind::kObject, "")) < 0);
   CHECK(CompareSlots(At(1, Kind::kObject, "zz"), At(1, Kind::kArray, "a")) < 0);
-  CHECK(CompareSlots(At(1, Kind::kObject, "z"), At(1, Kind::kObject, "aa")) <
-        0);
+  CHECK(CompareSlots(At(1, Kind::kObject, "z"), At(1, Kind::kObject, "aa")) < 0);
   // U+FFFF sorts below U+1F511 in UTF-8, though not in UTF-16 code units...
   CHECK(CompareSlots(At(1, Kind::kObject,
                         "\xef\xbf\xbf"
@@ -111,14 +107,11 @@ TEST_CASE("CompareSlots orders by id, then kind, then key", "[codec][value]") {
   // ...and U+E000 sorts above U+1F511's lead bytes only when longer.
   CHECK(CompareSlots(At(1, Kind::kObject, "\xee\x80\x80"),
                      At(1, Kind::kObject, "\xf0\x9f\x94\x91")) < 0);
-  CHECK(CompareSlots(At(1, Kind::kArray, "\x80"), At(1, Kind::kArray, "\x7f")) >
-        0);
-  CHECK(CompareSlots(At(1, Kind::kArray, "ab"), At(1, Kind::kArray, "ab")) ==
-        0);
+  CHECK(CompareSlots(At(1, Kind::kArray, "\x80"), At(1, Kind::kArray, "\x7f")) > 0);
+  CHECK(CompareSlots(At(1, Kind::kArray, "ab"), At(1, Kind::kArray, "ab")) == 0);
 }
 
-TEST_CASE("ValidPosition wants non-empty bytes not ending in zero",
-          "[codec][value]") {
+TEST_CASE("ValidPosition wants non-empty bytes not ending in zero", "[codec][value]") {
   CHECK(ValidPosition("\x01"));
   CHECK(ValidPosition(std::string("\x00\x01", 2)));
   CHECK(ValidPosition("\xff"));
@@ -134,8 +127,7 @@ TEST_CASE("Kind, edge and delta type names round-trip", "[codec][value]") {
   for (Edge edge : {Edge::kAttach, Edge::kAlias}) {
     CHECK(EdgeFromName(EdgeName(edge)) == edge);
   }
-  for (DeltaType type :
-       {DeltaType::kAdd, DeltaType::kReplace, DeltaType::kRemove}) {
+  for (DeltaType type : {DeltaType::kAdd, DeltaType::kReplace, DeltaType::kRemove}) {
     CHECK(DeltaTypeFromName(DeltaTypeName(type)) == type);
   }
   CHECK(KindName(Kind::kMap) == "map");

@@ -14,16 +14,15 @@
 // response as written parses back as HTTP with the same status, the same
 // headers and, but for HEAD, the same body.
 
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/parse.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
-
-#include <boost/asio/buffer.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/write.hpp>
-#include <boost/json/parse.hpp>
 
 #include "admin/detail/http_message.h"
 #include "admin/metrics.h"

@@ -32,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!commit) {
     if (commit.error().reason != valid.error().reason) {
-      Fail(input,
-           "DecodeCommit and ValidateCommit refuse for different reasons",
+      Fail(input, "DecodeCommit and ValidateCommit refuse for different reasons",
            commit.error().ToString() + " vs " + valid.error().ToString());
     }
     CheckRefusal(input, commit.error());
@@ -41,12 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   codec::Result<std::string> encoded = codec::EncodeCommit(*commit);
   if (!encoded) {
-    Fail(input, "an accepted commit does not encode",
-         encoded.error().ToString());
+    Fail(input, "an accepted commit does not encode", encoded.error().ToString());
   }
   if (*encoded != input) {
-    Fail(input, "an accepted commit re-encodes differently",
-         "re-encoded: " + codec::Hex(*encoded));
+    Fail(input, "an accepted commit re-encodes differently", "re-encoded: " + codec::Hex(*encoded));
   }
   return 0;
 }

@@ -27,12 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   codec::Result<std::string> encoded = codec::EncodeFrame(*frame);
   if (!encoded) {
-    Fail(input, "an accepted frame does not encode",
-         encoded.error().ToString());
+    Fail(input, "an accepted frame does not encode", encoded.error().ToString());
   }
   if (*encoded != input) {
-    Fail(input, "an accepted frame re-encodes differently",
-         "re-encoded: " + codec::Hex(*encoded));
+    Fail(input, "an accepted frame re-encodes differently", "re-encoded: " + codec::Hex(*encoded));
   }
   return 0;
 }

@@ -20,6 +20,9 @@
 // text; reasons: the args' strings), "throw" throws std::runtime_error, any
 // other name is answered with an error with no reason (`failed`).
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -28,10 +31,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
-#include <boost/json/value.hpp>
 
 #include "codec/cbor.h"
 #include "sync/requests.h"
@@ -66,8 +65,8 @@ void Answer(const std::string& name, const json::value& args, sync::Reply reply)
     return reply.SendResult(nullptr);
   }
   if (name == "error") {
-    throw sync::AnswerError(args.is_string() ? std::string(args.get_string()) : "",
-                            "asked to fail", Reasons(args));
+    throw sync::AnswerError(args.is_string() ? std::string(args.get_string()) : "", "asked to fail",
+                            Reasons(args));
   }
   if (name == "throw") throw std::runtime_error("asked to throw");
   reply.SendError({"", "nothing here answers " + name, {}});

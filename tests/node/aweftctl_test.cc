@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,9 +16,6 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
-
-#include <boost/json.hpp>
-#include <catch2/catch.hpp>
 
 #include "codec/commit.h"
 #include "codec/id.h"
@@ -65,9 +64,7 @@ std::vector<fs::path> Files(const fs::path& dir, std::string_view prefix) {
 // A directory for this process's scratch files, removed at exit.
 class Scratch {
  public:
-  Scratch()
-      : dir_(fs::temp_directory_path() /
-             ("aweftctl_test." + std::to_string(::getpid()))) {
+  Scratch() : dir_(fs::temp_directory_path() / ("aweftctl_test." + std::to_string(::getpid()))) {
     fs::create_directories(dir_);
   }
   ~Scratch() {
@@ -87,8 +84,7 @@ fs::path ScratchDir() {
 
 std::string Quote(const std::string& text) {
   std::string out = "'";
-  for (char c : text)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
@@ -103,15 +99,13 @@ Run Aweftctl(const std::string& args, std::string_view input = "") {
   const fs::path in = ScratchDir() / "stdin";
   const fs::path err = ScratchDir() / "stderr";
   WriteFile(in, input);
-  std::string command =
-      Quote(AWEFTCTL) + " " + args + " < " + Quote(in) + " 2> " + Quote(err);
+  std::string command = Quote(AWEFTCTL) + " " + args + " < " + Quote(in) + " 2> " + Quote(err);
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   Run run{-1, "", ""};
   char buffer[4096];
   size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
-    run.out.append(buffer, n);
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
   int status = ::pclose(pipe);
   REQUIRE(WIFEXITED(status));
   run.status = WEXITSTATUS(status);
@@ -169,8 +163,7 @@ std::vector<Case> ValidCommits() {
     for (size_t i = 0; i < commits.size(); ++i) {
       const json::object& commit = commits[i].as_object();
       cases.push_back({file.filename().string() + "#" + std::to_string(i),
-                       std::string(commit.at("bytes").as_string()),
-                       CommitShape(commit)});
+                       std::string(commit.at("bytes").as_string()), CommitShape(commit)});
     }
   }
   return cases;
@@ -180,8 +173,7 @@ std::vector<Case> ValidFrames() {
   std::vector<Case> cases;
   for (const fs::path& file : Files(kFrames, "")) {
     json::value fixture = Load(file);
-    cases.push_back({file.filename().string(),
-                     std::string(fixture.at("bytes").as_string()),
+    cases.push_back({file.filename().string(), std::string(fixture.at("bytes").as_string()),
                      fixture.at("frame")});
   }
   return cases;
@@ -200,8 +192,7 @@ std::string HexOf(std::string_view bytes) {
 std::string BytesOf(std::string_view hex) {
   std::string out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out += static_cast<char>(
-        std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+    out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
   }
   return out;
 }
@@ -222,8 +213,7 @@ TEST_CASE("the fixture set is complete", "[node][aweftctl]") {
   CHECK(Files(kFrames, "invalid").size() == 20);
 }
 
-TEST_CASE("decode prints each valid commit fixture's deltas and tag",
-          "[node][aweftctl]") {
+TEST_CASE("decode prints each valid commit fixture's deltas and tag", "[node][aweftctl]") {
   for (const Case& c : ValidCommits()) {
     CAPTURE(c.name);
     Run run = Aweftctl("decode", c.hex + "\n");
@@ -234,8 +224,7 @@ TEST_CASE("decode prints each valid commit fixture's deltas and tag",
   }
 }
 
-TEST_CASE("encode writes each valid commit fixture's bytes",
-          "[node][aweftctl]") {
+TEST_CASE("encode writes each valid commit fixture's bytes", "[node][aweftctl]") {
   for (const Case& c : ValidCommits()) {
     CAPTURE(c.name);
     Run run = Aweftctl("encode", json::serialize(c.json));
@@ -255,8 +244,7 @@ TEST_CASE("encode sorts deltas given in any order", "[node][aweftctl]") {
   }
 }
 
-TEST_CASE("decode --frame prints each valid frame fixture's frame",
-          "[node][aweftctl]") {
+TEST_CASE("decode --frame prints each valid frame fixture's frame", "[node][aweftctl]") {
   for (const Case& c : ValidFrames()) {
     CAPTURE(c.name);
     Run run = Aweftctl("decode --frame", c.hex);
@@ -265,8 +253,7 @@ TEST_CASE("decode --frame prints each valid frame fixture's frame",
   }
 }
 
-TEST_CASE("encode --frame writes each valid frame fixture's bytes",
-          "[node][aweftctl]") {
+TEST_CASE("encode --frame writes each valid frame fixture's bytes", "[node][aweftctl]") {
   for (const Case& c : ValidFrames()) {
     CAPTURE(c.name);
     Run run = Aweftctl("encode --frame", json::serialize(c.json));
@@ -299,8 +286,7 @@ TEST_CASE("decode --frame refuses each invalid frame with its reason",
   }
 }
 
-TEST_CASE("aweftctl --lines answers each input line with one output line",
-          "[node][aweftctl]") {
+TEST_CASE("aweftctl --lines answers each input line with one output line", "[node][aweftctl]") {
   std::vector<Case> cases = ValidCommits();
   std::string hex_lines;
   std::string json_lines;
@@ -327,8 +313,7 @@ TEST_CASE("aweftctl --lines answers each input line with one output line",
     CHECK(run.out == hex_lines);
   }
   SECTION("a refused line is a refusal line, and the exit status is 1") {
-    Run run =
-        Aweftctl("decode --lines", cases[0].hex + "\nzz\n" + cases[1].hex);
+    Run run = Aweftctl("decode --lines", cases[0].hex + "\nzz\n" + cases[1].hex);
     CHECK(run.status == 1);
     std::istringstream out(run.out);
     std::string first, second, third, extra;
@@ -360,8 +345,7 @@ TEST_CASE("aweftctl --binary reads and writes raw bytes", "[node][aweftctl]") {
   CHECK(HexOf(encoded.out) == c.hex);
 }
 
-TEST_CASE("a FILE argument is read instead of standard input",
-          "[node][aweftctl]") {
+TEST_CASE("a FILE argument is read instead of standard input", "[node][aweftctl]") {
   const Case c = ValidCommits()[0];
   const fs::path file = ScratchDir() / "commit.hex";
   WriteFile(file, c.hex);
@@ -376,8 +360,7 @@ TEST_CASE("decode ignores whitespace in hex and refuses what is not hex",
           "[node][aweftctl][refusal]") {
   const Case c = ValidCommits()[0];
   std::string spaced;
-  for (size_t i = 0; i < c.hex.size(); i += 2)
-    spaced += c.hex.substr(i, 2) + " ";
+  for (size_t i = 0; i < c.hex.size(); i += 2) spaced += c.hex.substr(i, 2) + " ";
   Run run = Aweftctl("decode", spaced);
   REQUIRE(run.status == 0);
   CHECK(SameJson(json::parse(run.out), c.json));
@@ -387,36 +370,25 @@ TEST_CASE("decode ignores whitespace in hex and refuses what is not hex",
   CheckRefusal(Aweftctl("decode", ""), "truncated");
 }
 
-TEST_CASE("encode refuses JSON that is not a commit or frame",
-          "[node][aweftctl][refusal]") {
+TEST_CASE("encode refuses JSON that is not a commit or frame", "[node][aweftctl][refusal]") {
   CheckRefusal(Aweftctl("encode", "{"), "invalid-commit");
   CheckRefusal(Aweftctl("encode", "[]"), "invalid-commit");
-  CheckRefusal(Aweftctl("encode", R"({"deltas":[],"tags":"00"})"),
-               "invalid-commit");
+  CheckRefusal(Aweftctl("encode", R"({"deltas":[],"tags":"00"})"), "invalid-commit");
   CheckRefusal(Aweftctl("encode", R"({"deltas":[]})"), "empty-commit");
-  CheckRefusal(Aweftctl("encode --frame", R"({"kind":"join","topic":1})"),
-               "bad-frame");
-  CheckRefusal(Aweftctl("encode --frame", R"({"kind":"leave","topic":0})"),
-               "bad-frame");
-  CheckRefusal(Aweftctl("encode --frame", R"({"kind":"leave","topic":-1})"),
-               "bad-frame");
+  CheckRefusal(Aweftctl("encode --frame", R"({"kind":"join","topic":1})"), "bad-frame");
+  CheckRefusal(Aweftctl("encode --frame", R"({"kind":"leave","topic":0})"), "bad-frame");
+  CheckRefusal(Aweftctl("encode --frame", R"({"kind":"leave","topic":-1})"), "bad-frame");
   const std::string delta =
       R"({"deltas":[{"type":"add","id":"AAAAAAAAAAAAAAAB","ref":{"kind":"object","key":"k"},)";
-  CheckRefusal(Aweftctl("encode", delta + R"("value":"\udc00"}]})"),
-               "lone-surrogate");
-  CheckRefusal(Aweftctl("encode", delta + R"("value":"\ud800\u0041"}]})"),
-               "lone-surrogate");
-  CheckRefusal(Aweftctl("encode", delta + R"("value":[1]}]})"),
-               "invalid-value");
-  CheckRefusal(Aweftctl("encode", delta + R"("value":{"bytes":"0"}}]})"),
-               "invalid-hex");
+  CheckRefusal(Aweftctl("encode", delta + R"("value":"\udc00"}]})"), "lone-surrogate");
+  CheckRefusal(Aweftctl("encode", delta + R"("value":"\ud800\u0041"}]})"), "lone-surrogate");
+  CheckRefusal(Aweftctl("encode", delta + R"("value":[1]}]})"), "invalid-value");
+  CheckRefusal(Aweftctl("encode", delta + R"("value":{"bytes":"0"}}]})"), "invalid-hex");
   CheckRefusal(Aweftctl("encode", delta + R"("vaule":1}]})"), "invalid-delta");
-  CheckRefusal(Aweftctl("encode", delta.substr(0, delta.size() - 1) + R"(}]})"),
-               "missing-value");
+  CheckRefusal(Aweftctl("encode", delta.substr(0, delta.size() - 1) + R"(}]})"), "missing-value");
 }
 
-TEST_CASE("bad usage exits 2 with a reason and a fix on stderr",
-          "[node][aweftctl]") {
+TEST_CASE("bad usage exits 2 with a reason and a fix on stderr", "[node][aweftctl]") {
   const char* bad[] = {
       "",
       "frobnicate",
@@ -451,12 +423,15 @@ namespace {
 
 using aweft::testing::ModelBits;
 
-TEST_CASE("a million random doubles (a tenth under sanitizers) keep their bits through aweftctl encode and decode",
-          "[node][aweftctl][json]") {
+TEST_CASE(
+    "a million random doubles (a tenth under sanitizers) keep their bits through aweftctl encode "
+    "and decode",
+    "[node][aweftctl][json]") {
   const uint64_t seed = aweft::testing::SweepSeed();
   INFO("AWEFT_SEED=" << seed);
   constexpr size_t kPerCommit = 1000;
-  const std::vector<double> doubles = aweft::testing::RandomDoubles(aweft::testing::kSweepDoubles, seed);
+  const std::vector<double> doubles =
+      aweft::testing::RandomDoubles(aweft::testing::kSweepDoubles, seed);
   const aweft::codec::Id root = *aweft::codec::IdFromText("AAAAAAAAAAAAAAAB");
   // Each line a commit of kPerCommit adds, its numbers written as
   // JavaScript writes them (shortest round-trip text); beside it the bytes
@@ -465,13 +440,14 @@ TEST_CASE("a million random doubles (a tenth under sanitizers) keep their bits t
   for (size_t first = 0; first < doubles.size(); first += kPerCommit) {
     aweft::codec::Commit commit;
     for (size_t i = first; i < first + kPerCommit; ++i) {
-      commit.deltas.push_back({aweft::codec::DeltaType::kAdd, root,
+      commit.deltas.push_back({aweft::codec::DeltaType::kAdd,
+                               root,
                                {aweft::codec::Kind::kObject, "k" + std::to_string(i - first)},
                                aweft::codec::Value(doubles[i])});
     }
-    json_lines += aweft::codec::WriteJson(
-                      aweft::node::CommitToJson(commit, aweft::node::IdForm::kText)) +
-                  "\n";
+    json_lines +=
+        aweft::codec::WriteJson(aweft::node::CommitToJson(commit, aweft::node::IdForm::kText)) +
+        "\n";
     hex_lines += HexOf(*aweft::codec::EncodeCommit(commit)) + "\n";
   }
 

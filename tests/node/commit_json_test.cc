@@ -1,9 +1,8 @@
 #include "node/json/commit_json.h"
 
-#include <string>
-
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "codec/id.h"
 #include "codec/json.h"
@@ -16,10 +15,9 @@ namespace json = boost::json;
 codec::Commit OneAdd(codec::Value value) {
   codec::Id id;
   id.bytes[11] = 1;
-  return codec::Commit{
-      {codec::Delta{codec::DeltaType::kAdd, id,
-                    codec::Ref{codec::Kind::kObject, "k"}, std::move(value)}},
-      std::nullopt};
+  return codec::Commit{{codec::Delta{codec::DeltaType::kAdd, id,
+                                     codec::Ref{codec::Kind::kObject, "k"}, std::move(value)}},
+                       std::nullopt};
 }
 
 std::string ValueText(double number) {
@@ -53,15 +51,13 @@ TEST_CASE("a commit prints in the fixtures' shape", "[node]") {
 TEST_CASE("CommitFromJson reads what CommitToJson writes", "[node]") {
   codec::Id other;
   other.bytes[0] = 0xfb;
-  codec::Commit commit =
-      OneAdd(codec::Reference{codec::Edge::kAlias, codec::Kind::kMap, other});
-  commit.deltas.push_back(codec::Delta{
-      codec::DeltaType::kRemove, other,
-      codec::Ref{codec::Kind::kMap, std::string(other.view())}, std::nullopt});
-  commit.deltas.push_back(
-      codec::Delta{codec::DeltaType::kReplace, other,
-                   codec::Ref{codec::Kind::kArray, "\x20\x01"},
-                   codec::Value(std::string("\xf0\x9f\x94\x91"))});
+  codec::Commit commit = OneAdd(codec::Reference{codec::Edge::kAlias, codec::Kind::kMap, other});
+  commit.deltas.push_back(codec::Delta{codec::DeltaType::kRemove, other,
+                                       codec::Ref{codec::Kind::kMap, std::string(other.view())},
+                                       std::nullopt});
+  commit.deltas.push_back(codec::Delta{codec::DeltaType::kReplace, other,
+                                       codec::Ref{codec::Kind::kArray, "\x20\x01"},
+                                       codec::Value(std::string("\xf0\x9f\x94\x91"))});
   for (IdForm form : {IdForm::kText, IdForm::kHex}) {
     json::value text = json::parse(codec::WriteJson(CommitToJson(commit, form)));
     codec::Result<codec::Commit> back = CommitFromJson(text, form);
@@ -70,30 +66,23 @@ TEST_CASE("CommitFromJson reads what CommitToJson writes", "[node]") {
   }
 }
 
-TEST_CASE("CommitFromJson names where the input went wrong",
-          "[node][refusal]") {
-  json::value input =
-      json::parse(R"({"deltas":[{"type":"add","id":"AAAAAAAAAAAAAAAB",)"
-                  R"("ref":{"kind":"list","key":"k"},"value":1}]})");
+TEST_CASE("CommitFromJson names where the input went wrong", "[node][refusal]") {
+  json::value input = json::parse(R"({"deltas":[{"type":"add","id":"AAAAAAAAAAAAAAAB",)"
+                                  R"("ref":{"kind":"list","key":"k"},"value":1}]})");
   codec::Result<codec::Commit> commit = CommitFromJson(input, IdForm::kText);
   REQUIRE_FALSE(commit);
   CHECK(commit.error().reason == codec::Reason::kUnknownRefKind);
-  CHECK(commit.error().message.find("commit.deltas[0].ref.kind") !=
-        std::string::npos);
+  CHECK(commit.error().message.find("commit.deltas[0].ref.kind") != std::string::npos);
 }
 
 TEST_CASE("FrameFromJson reads what FrameToJson writes", "[node]") {
   codec::Frame frames[] = {
-      codec::OpenFrame{1, "board",
-                       codec::RootRef{"\x01\x02", codec::Kind::kArray}, false},
+      codec::OpenFrame{1, "board", codec::RootRef{"\x01\x02", codec::Kind::kArray}, false},
       codec::OpenFrame{2, "board", std::nullopt, true},
       codec::StateFrame{3, OneAdd(true)},
       codec::StateFrame{3, std::nullopt},
       codec::CommitsFrame{4, 9, {OneAdd(std::monostate{}), OneAdd(2.5)}},
-      codec::RefusedFrame{
-          5,
-          6,
-          {{"a", "b", std::vector<std::string>{}}, {"c", "d", std::nullopt}}},
+      codec::RefusedFrame{5, 6, {{"a", "b", std::vector<std::string>{}}, {"c", "d", std::nullopt}}},
       codec::LeaveFrame{7},
       codec::FaultFrame{0, "bad-frame", "why"},
   };

@@ -3,12 +3,11 @@
 // A node's home thread reduced to its hub, over a real store in a temporary
 // directory: what the in-process hub and loop tests are built on.
 
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
-#include <catch2/catch.hpp>
 
 #include "admin/metrics.h"
 #include "node/admin_source.h"

@@ -3,13 +3,12 @@
 
 #include "node/hub.h"
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "tests/node/hub_fixture.h"
 
@@ -19,9 +18,10 @@ namespace {
 using testing::HubFixture;
 using testing::Opened;
 
-TEST_CASE("the hub creates a new name only for an opener that holds it, may write it, and "
-          "wants nothing",
-          "[node][hub]") {
+TEST_CASE(
+    "the hub creates a new name only for an opener that holds it, may write it, and "
+    "wants nothing",
+    "[node][hub]") {
   HubFixture f;
   CHECK(f.Open("wants", /*holds=*/true, /*want=*/true).document.error().reason ==
         codec::Reason::kNoDocument);

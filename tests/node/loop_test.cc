@@ -5,15 +5,14 @@
 
 #include "node/loop.h"
 
-#include <chrono>
-#include <memory>
-#include <optional>
-#include <string>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "node/messages.h"
 #include "node/shard.h"
@@ -34,9 +33,9 @@ using codec::Reason;
 class LoopFixture : public testing::HubFixture {
  public:
   explicit LoopFixture(Config config = {}) : HubFixture(std::move(config)) {
-    context_ = std::make_unique<LoopContext>(LoopContext{config_, access_, meters_,
-                                                         io_.get_executor(), *hub_, *upstreams_,
-                                                         *store_, stopping_, ids_});
+    context_ =
+        std::make_unique<LoopContext>(LoopContext{config_, access_, meters_, io_.get_executor(),
+                                                  *hub_, *upstreams_, *store_, stopping_, ids_});
     loop_ = std::make_unique<Loop>(0, *context_, io_.get_executor(), *durable_, nullptr);
     loop_->set_documents(*hub_);
   }
@@ -170,9 +169,8 @@ TEST_CASE("a loop declines what a connection may not open, and keeps the link",
     auto shared = c.link->Share(name, document, handlers);
     REQUIRE(shared);
     // Answered: live (and, for an end that shared none, ready), or ended.
-    REQUIRE(f.RunUntil([&] {
-      return (*shared)->ended() || ((*shared)->live() && (*shared)->ready());
-    }));
+    REQUIRE(f.RunUntil(
+        [&] { return (*shared)->ended() || ((*shared)->live() && (*shared)->ready()); }));
     return (*shared)->ended() ? reason : std::string("shared");
   };
 
@@ -298,11 +296,10 @@ TEST_CASE("a shard's replica yields to home: after same-slot races its readers h
     }
     f.io().run_for(std::chrono::milliseconds(round % 3));
   }
-  const bool agreed = f.RunUntil([&] {
-    return text(reader, "k") == text(home, "k") && text(reader, "l") == text(home, "l");
-  });
-  INFO("home k=" << text(home, "k") << " l=" << text(home, "l") << "; shard reader k="
-                 << text(reader, "k") << " l=" << text(reader, "l"));
+  const bool agreed = f.RunUntil(
+      [&] { return text(reader, "k") == text(home, "k") && text(reader, "l") == text(home, "l"); });
+  INFO("home k=" << text(home, "k") << " l=" << text(home, "l")
+                 << "; shard reader k=" << text(reader, "k") << " l=" << text(reader, "l"));
   CHECK(agreed);
   CHECK(text(home, "k") != "absent");
 }

@@ -16,6 +16,14 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +37,6 @@
 #include <thread>
 #include <tuple>
 #include <vector>
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <catch2/catch.hpp>
 
 #include "node/client.h"
 #include "sync/snapshot.h"
@@ -157,7 +156,7 @@ struct ChaosNode {
   bool up = false;
   int next = 0;  // The step of its next kill, or of its restart while down.
   int kills = 0;
-  std::string log;  // Its last output (warnings and worse), for a failure.
+  std::string log;   // Its last output (warnings and worse), for a failure.
   int warnings = 0;  // Lines it logged at warning and above.
   std::string died;  // Set when it ended without being killed.
 };
@@ -200,7 +199,8 @@ uint64_t FromEnv(const char* name, uint64_t fallback, uint64_t most) {
 }
 
 void RunFor(boost::asio::io_context& io, std::chrono::milliseconds time) {
-  RunUntil(io, [] { return false; }, time);
+  RunUntil(
+      io, [] { return false; }, time);
 }
 
 std::unique_ptr<aweft::Client> ClientAt(boost::asio::io_context& io, uint16_t port) {
@@ -220,19 +220,23 @@ Document* OpenWhenHeld(boost::asio::io_context& io, aweft::Client& client) {
     Document* doc = nullptr;
   };
   auto wait = std::make_shared<Wait>();
-  RunUntil(io, [&] {
-    if (!wait->asking) {
-      wait->asking = true;
-      client.Probe(kName, [wait](auto answer) {
-        wait->held = answer.has_value();
-        wait->asking = false;
-      });
-    }
-    return wait->held;
-  }, std::chrono::milliseconds(20000));
+  RunUntil(
+      io,
+      [&] {
+        if (!wait->asking) {
+          wait->asking = true;
+          client.Probe(kName, [wait](auto answer) {
+            wait->held = answer.has_value();
+            wait->asking = false;
+          });
+        }
+        return wait->held;
+      },
+      std::chrono::milliseconds(20000));
   if (!wait->held) return nullptr;
   client.Open(kName, [wait](Document& doc) { wait->doc = &doc; });
-  RunUntil(io, [&] { return wait->doc != nullptr; }, std::chrono::milliseconds(20000));
+  RunUntil(
+      io, [&] { return wait->doc != nullptr; }, std::chrono::milliseconds(20000));
   return wait->doc;
 }
 
@@ -336,20 +340,24 @@ class ChaosRun {
     writers_[0].client = ClientAt(io_, nodes_[0].port);
     writers_[0].doc = &board_;
     REQUIRE(writers_[0].client->Share(kName, board_));
-    REQUIRE(RunUntil(io_, [&] { return writers_[0].client->unconfirmed(kName) == 0; },
-                     std::chrono::milliseconds(20000)));
+    REQUIRE(RunUntil(
+        io_, [&] { return writers_[0].client->unconfirmed(kName) == 0; },
+        std::chrono::milliseconds(20000)));
     for (size_t i = 1; i < writers_.size(); ++i) {
       writers_[i].client = ClientAt(io_, nodes_[i].port);
       writers_[i].doc = OpenWhenHeld(io_, *writers_[i].client);
       REQUIRE(writers_[i].doc);
     }
     // A node may hold the name before the list reaches it from above.
-    REQUIRE(RunUntil(io_, [&] {
-      for (const Writer& writer : writers_) {
-        if (!writer.doc->Find(list_id_)) return false;
-      }
-      return true;
-    }, std::chrono::milliseconds(20000)));
+    REQUIRE(RunUntil(
+        io_,
+        [&] {
+          for (const Writer& writer : writers_) {
+            if (!writer.doc->Find(list_id_)) return false;
+          }
+          return true;
+        },
+        std::chrono::milliseconds(20000)));
     // The plan: each node is killed every 1-5 s and down for 0.1-1.5 s;
     // each link is cut every 0.5-4 s for 0.2-3 s; each writer writes 0-3
     // times a step. Every draw happens at a fixed point of a step, so the
@@ -539,12 +547,13 @@ class ChaosRun {
   std::array<Writer, 3> writers_{Writer{"a"}, Writer{"b"}, Writer{"c"}};
   std::array<std::unique_ptr<aweft::Client>, 3> readers_;
   std::array<Document*, 3> read_{};  // Owned by readers_.
-  std::string events_;  // The plan as it ran: "STEP kill b; ...".
+  std::string events_;               // The plan as it ran: "STEP kill b; ...".
 };
 
-TEST_CASE("a chain of three nodes under writes, kills and cut links converges and keeps "
-          "every write confirmed durable",
-          "[node][chaos]") {
+TEST_CASE(
+    "a chain of three nodes under writes, kills and cut links converges and keeps "
+    "every write confirmed durable",
+    "[node][chaos]") {
   const uint64_t seed = FromEnv("AWEFT_CHAOS_SEED", 9, UINT32_MAX);
   const uint64_t seconds = FromEnv("AWEFT_CHAOS_SECONDS", 10, 3600);
   const int steps = static_cast<int>(seconds * 1000 / kStep.count());
@@ -575,9 +584,10 @@ TEST_CASE("a chain of three nodes under writes, kills and cut links converges an
               converged ? "" : " (DID NOT CONVERGE)");
   std::printf("chaos: kills a %d, b %d, c %d; link cuts b->a %d, c->b %d\n", nodes[0].kills,
               nodes[1].kills, nodes[2].kills, links[0].cuts, links[1].cuts);
-  std::printf("chaos: writes %zu attempted, %zu confirmed durable during the run (ledger); "
-              "every write on every node once: %s\n",
-              run.attempted(), ledger.size(), all ? "yes" : "NO");
+  std::printf(
+      "chaos: writes %zu attempted, %zu confirmed durable during the run (ledger); "
+      "every write on every node once: %s\n",
+      run.attempted(), ledger.size(), all ? "yes" : "NO");
   std::printf("chaos: lines logged at warning and above: a %d, b %d, c %d\n", nodes[0].warnings,
               nodes[1].warnings, nodes[2].warnings);
   std::printf("chaos: plan: %s\n", run.events().c_str());

@@ -1,5 +1,7 @@
 // Clusters of aweft-node processes on loopback: chains, restarts, cycles.
 
+#include <boost/asio/ip/tcp.hpp>
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -7,13 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <catch2/catch.hpp>
-
 #include "node/client.h"
 #include "sync/requests.h"
-#include "sync/websocket.h"
 #include "sync/snapshot.h"
+#include "sync/websocket.h"
 #include "tests/node/node_process.h"
 
 namespace aweft::node::testing {
@@ -21,9 +20,7 @@ namespace {
 
 using sync::Document;
 
-std::vector<std::string> Upstream(const NodeProcess& above) {
-  return {"--upstream", above.url()};
-}
+std::vector<std::string> Upstream(const NodeProcess& above) { return {"--upstream", above.url()}; }
 
 // `count` loopback ports free now: each bound at once (so all differ), then
 // released for the nodes to take.
@@ -32,16 +29,17 @@ std::vector<uint16_t> FreePorts(int count) {
   std::vector<boost::asio::ip::tcp::acceptor> held;
   std::vector<uint16_t> ports;
   for (int i = 0; i < count; ++i) {
-    held.emplace_back(io, boost::asio::ip::tcp::endpoint(
-                              boost::asio::ip::make_address("127.0.0.1"), 0));
+    held.emplace_back(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
     ports.push_back(held.back().local_endpoint().port());
   }
   return ports;
 }
 
-TEST_CASE("a chain of three nodes with clients at both ends converges, and a killed "
-          "middle node loses nothing confirmed",
-          "[node][cluster]") {
+TEST_CASE(
+    "a chain of three nodes with clients at both ends converges, and a killed "
+    "middle node loses nothing confirmed",
+    "[node][cluster]") {
   TempDir dir;
   boost::asio::io_context io;
   NodeProcess a(dir.path() + "/a");
@@ -62,13 +60,13 @@ TEST_CASE("a chain of three nodes with clients at both ends converges, and a kil
   REQUIRE(RunUntil(io, [&] { return top.connected() && top.unconfirmed("board") == 0; }));
   Document* below = nullptr;
   // Nodes c and b do not hold it: they find it upstream.
-  RunUntil(io, [&] { return false; }, std::chrono::milliseconds(300));
+  RunUntil(
+      io, [&] { return false; }, std::chrono::milliseconds(300));
   bottom.Open("board", [&](Document& d) { below = &d; });
-  REQUIRE(RunUntil(io, [&] { return below != nullptr; }, std::chrono::milliseconds(10000)));
+  REQUIRE(RunUntil(
+      io, [&] { return below != nullptr; }, std::chrono::milliseconds(10000)));
 
-  auto equal = [&] {
-    return below && sync::TakeSnapshot(board) == sync::TakeSnapshot(*below);
-  };
+  auto equal = [&] { return below && sync::TakeSnapshot(board) == sync::TakeSnapshot(*below); };
   REQUIRE(RunUntil(io, equal, std::chrono::milliseconds(10000)));
   // Writes at both ends reach the other.
   REQUIRE(board.Set(board.root(), "from-top", true));
@@ -86,9 +84,10 @@ TEST_CASE("a chain of three nodes with clients at both ends converges, and a kil
     if (i == 10) b.Kill();
     if (i == 20) b.Start(b_port);
   }
-  REQUIRE(RunUntil(io, [&] {
-    return equal() && top.unconfirmed("board") == 0 && bottom.unconfirmed("board") == 0;
-  }, std::chrono::milliseconds(20000)));
+  REQUIRE(RunUntil(
+      io,
+      [&] { return equal() && top.unconfirmed("board") == 0 && bottom.unconfirmed("board") == 0; },
+      std::chrono::milliseconds(20000)));
   std::string held;  // Which writes are there, should one be missing.
   for (size_t k = 0; k < list.size(); ++k) {
     const codec::Value& value = list.At(k);
@@ -105,9 +104,10 @@ TEST_CASE("a chain of three nodes with clients at both ends converges, and a kil
 // the node below marked it confirmed upstream and, after a restart, resynced
 // it away. A node takes from another node what that node took from its
 // clients; a commit the upstream does refuse never moves the mark past it.
-TEST_CASE("a confirmed state over the upstream's commit limit is kept across a chain and a "
-          "restart",
-          "[node][cluster]") {
+TEST_CASE(
+    "a confirmed state over the upstream's commit limit is kept across a chain and a "
+    "restart",
+    "[node][cluster]") {
   TempDir dir;
   boost::asio::io_context io;
   NodeProcess a(dir.path() + "/a");
@@ -125,8 +125,8 @@ TEST_CASE("a confirmed state over the upstream's commit limit is kept across a c
   for (int i = 0; i < kDocuments; ++i) {
     written.push_back(std::make_unique<Document>(codec::Kind::kObject));
     for (int k = 0; k < 4; ++k) {
-      REQUIRE(written.back()->Set(written.back()->root(), "k" + std::to_string(k),
-                                  codec::Bytes{big}));
+      REQUIRE(
+          written.back()->Set(written.back()->root(), "k" + std::to_string(k), codec::Bytes{big}));
     }
     REQUIRE(writer.Share("big-" + std::to_string(i), *written.back()));
   }
@@ -144,16 +144,19 @@ TEST_CASE("a confirmed state over the upstream's commit limit is kept across a c
     const std::string name = "big-" + std::to_string(i);
     // Shared with the answer, which may come after this scope (a timeout).
     auto held = std::make_shared<bool>(false), asking = std::make_shared<bool>(false);
-    REQUIRE(RunUntil(io, [&] {
-      if (!*held && !*asking) {
-        *asking = true;
-        reader.Probe(name, [held, asking](auto found) {
-          *held = found.has_value();
-          *asking = false;
-        });
-      }
-      return *held;
-    }, std::chrono::milliseconds(20000)));
+    REQUIRE(RunUntil(
+        io,
+        [&] {
+          if (!*held && !*asking) {
+            *asking = true;
+            reader.Probe(name, [held, asking](auto found) {
+              *held = found.has_value();
+              *asking = false;
+            });
+          }
+          return *held;
+        },
+        std::chrono::milliseconds(20000)));
     reader.Open(name, [&above, i](Document& d) { above[i] = &d; });
   }
   auto holds = [](Document* d, const std::vector<std::string>& keys) {
@@ -164,20 +167,26 @@ TEST_CASE("a confirmed state over the upstream's commit limit is kept across a c
     return true;
   };
   const std::vector<std::string> four{"k0", "k1", "k2", "k3"};
-  const bool reached = RunUntil(io, [&] {
-    for (Document* d : above) {
-      if (!holds(d, four)) return false;
-    }
-    return true;
-  }, std::chrono::milliseconds(20000));
+  const bool reached = RunUntil(
+      io,
+      [&] {
+        for (Document* d : above) {
+          if (!holds(d, four)) return false;
+        }
+        return true;
+      },
+      std::chrono::milliseconds(20000));
   INFO("a: " << a.Drain() << "\nb: " << b.Drain());
   REQUIRE(reached);
-  REQUIRE(RunUntil(io, [&] {
-    for (Document* d : above) {
-      if (!holds(d, four)) return false;
-    }
-    return true;
-  }, std::chrono::milliseconds(20000)));
+  REQUIRE(RunUntil(
+      io,
+      [&] {
+        for (Document* d : above) {
+          if (!holds(d, four)) return false;
+        }
+        return true;
+      },
+      std::chrono::milliseconds(20000)));
 
   // b restarts; its writer reconnects and writes once more.
   b.Kill();
@@ -190,24 +199,30 @@ TEST_CASE("a confirmed state over the upstream's commit limit is kept across a c
     INFO("big-" << i);
     CHECK(holds(written[i].get(), five));
   }
-  CHECK(RunUntil(io, [&] {
-    for (Document* d : above) {
-      if (!holds(d, five)) return false;
-    }
-    return true;
-  }, std::chrono::milliseconds(20000)));
+  CHECK(RunUntil(
+      io,
+      [&] {
+        for (Document* d : above) {
+          if (!holds(d, five)) return false;
+        }
+        return true;
+      },
+      std::chrono::milliseconds(20000)));
   // A new client of b reads them whole from b's store.
   aweft::Client fresh(io.get_executor(), at_b);
   std::vector<Document*> below(kDocuments, nullptr);
   for (int i = 0; i < kDocuments; ++i) {
     fresh.Open("big-" + std::to_string(i), [&below, i](Document& d) { below[i] = &d; });
   }
-  CHECK(RunUntil(io, [&] {
-    for (Document* d : below) {
-      if (!holds(d, five)) return false;
-    }
-    return true;
-  }, std::chrono::milliseconds(20000)));
+  CHECK(RunUntil(
+      io,
+      [&] {
+        for (Document* d : below) {
+          if (!holds(d, five)) return false;
+        }
+        return true;
+      },
+      std::chrono::milliseconds(20000)));
 }
 
 // The node above refuses a commit the node below confirmed (here: b's token
@@ -243,16 +258,20 @@ TEST_CASE("a commit the upstream refuses stays on the node below, across a resta
     aweft::Client writer(io.get_executor(), at_b);
     Document* below = nullptr;
     writer.Open("board", [&](Document& d) { below = &d; });
-    REQUIRE(RunUntil(io, [&] { return below && below->root().Get("from-top"); },
-                     std::chrono::milliseconds(10000)));
+    REQUIRE(RunUntil(
+        io, [&] { return below && below->root().Get("from-top"); },
+        std::chrono::milliseconds(10000)));
     REQUIRE(below->Set(below->root(), "from-below", true));
     // Stored at b: confirmed to its writer.
     REQUIRE(RunUntil(io, [&] { return writer.unconfirmed("board") == 0; }));
-    REQUIRE(RunUntil(io, [&] {
-      b_log += b.Drain();
-      return b_log.find("event=upstream-refused doc=\"board\" reason=forbidden") !=
-             std::string::npos;
-    }, std::chrono::milliseconds(10000)));
+    REQUIRE(RunUntil(
+        io,
+        [&] {
+          b_log += b.Drain();
+          return b_log.find("event=upstream-refused doc=\"board\" reason=forbidden") !=
+                 std::string::npos;
+        },
+        std::chrono::milliseconds(10000)));
   }
   CHECK_FALSE(board.root().Get("from-below"));
 
@@ -263,11 +282,14 @@ TEST_CASE("a commit the upstream refuses stays on the node below, across a resta
   fresh.Open("board", [&](Document& d) { again = &d; });
   // b resyncs from a (which lacks it) and sends it again: it ends held.
   std::string restarted_log;
-  CHECK(RunUntil(io, [&] {
-    restarted_log += b.Drain();
-    return again && again->root().Get("from-top") && again->root().Get("from-below") &&
-           restarted_log.find("event=upstream-refused") != std::string::npos;
-  }, std::chrono::milliseconds(10000)));
+  CHECK(RunUntil(
+      io,
+      [&] {
+        restarted_log += b.Drain();
+        return again && again->root().Get("from-top") && again->root().Get("from-below") &&
+               restarted_log.find("event=upstream-refused") != std::string::npos;
+      },
+      std::chrono::milliseconds(10000)));
   INFO(b_log << "\nafter the restart:\n" << restarted_log);
   REQUIRE(again);
   CHECK(again->root().Get("from-top"));
@@ -306,12 +328,16 @@ TEST_CASE("a malformed answer from an upstream ends that link, is logged, and th
   at_b.url = b.url();
   aweft::Client client(io.get_executor(), at_b);
   std::string failed;
-  client.Open("elsewhere", [](Document&) {}, [&](const std::string& reason) { failed = reason; });
+  client.Open(
+      "elsewhere", [](Document&) {}, [&](const std::string& reason) { failed = reason; });
   std::string log;
-  CHECK(RunUntil(io, [&] {
-    log += b.Drain();
-    return log.find("event=upstream-broken") != std::string::npos && accepted.size() >= 2;
-  }, std::chrono::milliseconds(10000)));
+  CHECK(RunUntil(
+      io,
+      [&] {
+        log += b.Drain();
+        return log.find("event=upstream-broken") != std::string::npos && accepted.size() >= 2;
+      },
+      std::chrono::milliseconds(10000)));
   INFO(log);
   CHECK(log.find("reason=failed") != std::string::npos);
   // b is up and serves its own documents.
@@ -329,17 +355,23 @@ TEST_CASE("a cycle of three nodes is refused with a clear error and the nodes ke
   // Ports known before the nodes start, so that each can name the next.
   const std::vector<uint16_t> port = FreePorts(3);
   auto url = [&](int i) { return "ws://127.0.0.1:" + std::to_string(port[i]) + "/"; };
-  NodeProcess a(dir.path() + "/a", {"--node-id", "node-a", "--upstream", url(1), "--log-level", "info"});
-  NodeProcess b(dir.path() + "/b", {"--node-id", "node-b", "--upstream", url(2), "--log-level", "info"});
-  NodeProcess c(dir.path() + "/c", {"--node-id", "node-c", "--upstream", url(0), "--log-level", "info"});
+  NodeProcess a(dir.path() + "/a",
+                {"--node-id", "node-a", "--upstream", url(1), "--log-level", "info"});
+  NodeProcess b(dir.path() + "/b",
+                {"--node-id", "node-b", "--upstream", url(2), "--log-level", "info"});
+  NodeProcess c(dir.path() + "/c",
+                {"--node-id", "node-c", "--upstream", url(0), "--log-level", "info"});
   a.Start(port[0]);
   b.Start(port[1]);
   c.Start(port[2]);
   std::string errors;
-  const bool found = RunUntil(io, [&] {
-    errors += a.Drain() + b.Drain() + c.Drain();
-    return errors.find("event=cycle") != std::string::npos;
-  }, std::chrono::milliseconds(10000));
+  const bool found = RunUntil(
+      io,
+      [&] {
+        errors += a.Drain() + b.Drain() + c.Drain();
+        return errors.find("event=cycle") != std::string::npos;
+      },
+      std::chrono::milliseconds(10000));
   INFO(errors);
   REQUIRE(found);
   CHECK(errors.find("node-a") != std::string::npos);

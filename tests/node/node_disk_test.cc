@@ -6,11 +6,10 @@
 
 #include <sys/mount.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "admin/http_client.h"
 #include "node/client.h"
@@ -29,9 +28,10 @@ int Status(const NodeProcess& node, const std::string& route, std::string* body 
   return reply.status;
 }
 
-TEST_CASE("a node on a full disk refuses writes with unavailable, acknowledges nothing "
-          "unstored, and recovers when space returns",
-          "[node][disk]") {
+TEST_CASE(
+    "a node on a full disk refuses writes with unavailable, acknowledges nothing "
+    "unstored, and recovers when space returns",
+    "[node][disk]") {
   TempDir dir;
   // RocksDB resumes only with room for its memtables again (64 MiB): fill
   // all but 6 MiB of 100, then free 90.
@@ -52,7 +52,8 @@ TEST_CASE("a node on a full disk refuses writes with unavailable, acknowledges n
   sync::ShareHandlers handlers;
   handlers.refused = [&](const sync::Refused& r) {
     ++refused;
-    if (refusal.empty() && !r.reasons.empty()) refusal = r.reasons[0].code + ": " + r.reasons[0].message;
+    if (refusal.empty() && !r.reasons.empty())
+      refusal = r.reasons[0].code + ": " + r.reasons[0].message;
   };
   REQUIRE(writer.Share("board", board, handlers));
   REQUIRE(RunUntil(io, [&] { return writer.connected(); }));
@@ -62,15 +63,18 @@ TEST_CASE("a node on a full disk refuses writes with unavailable, acknowledges n
   int written = 0;
   while (writer.confirm_error().empty() && written < 3000) {
     REQUIRE(board.Set(board.root(), "k" + std::to_string(written++), big));
-    RunUntil(io, [] { return false; }, std::chrono::milliseconds(2));
+    RunUntil(
+        io, [] { return false; }, std::chrono::milliseconds(2));
   }
   CHECK_THAT(writer.confirm_error(),
              Catch::StartsWith("unavailable: the node cannot store writes now") &&
                  Catch::Contains("No space left on device"));
   // What it took is not confirmed while it waits; more writes are refused
   // (their refusals arrive once the disk is back: they queue behind).
-  for (int i = 0; i < 10; ++i) REQUIRE(board.Set(board.root(), "k" + std::to_string(written++), big));
-  RunUntil(io, [] { return false; }, std::chrono::milliseconds(1500));
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(board.Set(board.root(), "k" + std::to_string(written++), big));
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(1500));
   CHECK(writer.unconfirmed("board") > 0);
   std::string ready;
   CHECK(Status(node, "/ready", &ready) == 503);
@@ -92,14 +96,15 @@ TEST_CASE("a node on a full disk refuses writes with unavailable, acknowledges n
   // Space returns: the node stores what it held, confirms it, and takes
   // writes again.
   std::filesystem::remove(filler);
-  REQUIRE(RunUntil(io, [&] { return writer.unconfirmed("board") == 0; },
-                   std::chrono::milliseconds(20000)));
+  REQUIRE(RunUntil(
+      io, [&] { return writer.unconfirmed("board") == 0; }, std::chrono::milliseconds(20000)));
   CHECK(Status(node, "/ready") == 200);
-  RunUntil(io, [] { return false; }, std::chrono::milliseconds(300));  // Late refusals.
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(300));  // Late refusals.
   const int refused_before = refused;
   for (int i = 0; i < 20; ++i) REQUIRE(board.Set(board.root(), "after" + std::to_string(i), true));
-  REQUIRE(RunUntil(io, [&] { return writer.unconfirmed("board") == 0; },
-                   std::chrono::milliseconds(10000)));
+  REQUIRE(RunUntil(
+      io, [&] { return writer.unconfirmed("board") == 0; }, std::chrono::milliseconds(10000)));
   CHECK(refused == refused_before);
   CHECK(refused >= 10);  // At least the writes made once it was known.
   CHECK_THAT(refusal, Catch::StartsWith("unavailable: the node cannot store writes now"));
@@ -118,7 +123,8 @@ TEST_CASE("a node on a full disk refuses writes with unavailable, acknowledges n
   aweft::Client reader(io.get_executor(), options);
   sync::Document* copy = nullptr;
   reader.Open("board", [&](sync::Document& d) { copy = &d; });
-  REQUIRE(RunUntil(io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
+  REQUIRE(RunUntil(
+      io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
   int writer_only = 0, node_only = 0;
   for (int i = 0; i < written; ++i) {
     const std::string key = "k" + std::to_string(i);
@@ -134,9 +140,10 @@ TEST_CASE("a node on a full disk refuses writes with unavailable, acknowledges n
   CHECK(refused < written);
 }
 
-TEST_CASE("a node on a read-only data directory refuses to start, saying why, and starts "
-          "with its data once the directory is writable",
-          "[node][disk]") {
+TEST_CASE(
+    "a node on a read-only data directory refuses to start, saying why, and starts "
+    "with its data once the directory is writable",
+    "[node][disk]") {
   TempDir dir;
   Tmpfs disk(dir.path() + "/disk", "100m");
   if (!disk.mounted) return;
@@ -158,8 +165,9 @@ TEST_CASE("a node on a read-only data directory refuses to start, saying why, an
     aweft::Client reader(io.get_executor(), options);
     sync::Document* copy = nullptr;
     reader.Open("board", [&](sync::Document& d) { copy = &d; });
-    REQUIRE(RunUntil(io, [&] { return copy && copy->root().Get("kept") != nullptr; },
-                     std::chrono::milliseconds(10000)));
+    REQUIRE(RunUntil(
+        io, [&] { return copy && copy->root().Get("kept") != nullptr; },
+        std::chrono::milliseconds(10000)));
     node.Signal(SIGTERM);
     REQUIRE(WEXITSTATUS(node.Wait()) == 0);
   }
@@ -180,7 +188,8 @@ TEST_CASE("a node on a read-only data directory refuses to start, saying why, an
   aweft::Client reader(io.get_executor(), options);
   sync::Document* copy = nullptr;
   reader.Open("board", [&](sync::Document& d) { copy = &d; });
-  REQUIRE(RunUntil(io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
+  REQUIRE(RunUntil(
+      io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
   CHECK(sync::TakeSnapshot(*copy) == sync::TakeSnapshot(board));
 }
 

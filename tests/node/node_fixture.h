@@ -1,9 +1,8 @@
 #pragma once
 
-#include <string>
-
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "node/client.h"
 #include "sync/asio_scheduler.h"

@@ -3,16 +3,15 @@
 
 #include <sys/socket.h>
 
-#include <fstream>
-#include <string>
-#include <thread>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "admin/http_client.h"
 #include "codec/frame.h"
@@ -142,7 +141,8 @@ TEST_CASE("a peer that answers no ping is closed after the idle timeout; a live 
   live.channel->Closed([&] { live_closed = true; });
   RawPeer silent(node.port());
   // Neither sends anything for 5 s; only the live one reads (and pongs).
-  RunUntil(f.io, [] { return false; }, std::chrono::seconds(5));
+  RunUntil(
+      f.io, [] { return false; }, std::chrono::seconds(5));
   CHECK_FALSE(live_closed);
   CHECK(node.Drain().find("reason=\"idle: nothing arrived for 2 s") != std::string::npos);
   silent.ReadToEnd();  // Ends: the node closed it.
@@ -151,11 +151,12 @@ TEST_CASE("a peer that answers no ping is closed after the idle timeout; a live 
 TEST_CASE("limits refuse topics, commits, documents, connections and text with reason limit",
           "[node][process][limits]") {
   Fixture f;
-  NodeProcess node(f.dir.path() + "/data",
-                   {"--set", "limits.max_topics_per_link=2", "--set", "limits.max_deltas_per_commit=3",
-                    "--set", "limits.max_commit_bytes=256", "--set", "limits.max_documents=3",
-                    "--set", "limits.max_connections_per_address=4", "--set",
-                    "limits.max_text_bytes=256", "--set", "limits.max_http_body_bytes=1024"});
+  NodeProcess node(
+      f.dir.path() + "/data",
+      {"--set", "limits.max_topics_per_link=2", "--set", "limits.max_deltas_per_commit=3", "--set",
+       "limits.max_commit_bytes=256", "--set", "limits.max_documents=3", "--set",
+       "limits.max_connections_per_address=4", "--set", "limits.max_text_bytes=256", "--set",
+       "limits.max_http_body_bytes=1024"});
   node.Start();
   Client client(f.io, f.scheduler, node.url());
   Document a(codec::Kind::kObject), b(codec::Kind::kObject), c(codec::Kind::kObject);
@@ -184,7 +185,8 @@ TEST_CASE("limits refuse topics, commits, documents, connections and text with r
     Document d(codec::Kind::kObject), e(codec::Kind::kObject);
     Shared* fourth = f.ShareOrFail(other, "d", &d);  // a, b and d: three stored.
     REQUIRE(RunUntil(f.io, [&] { return fourth->ready(); }));
-    RunUntil(f.io, [] { return false; }, std::chrono::milliseconds(300));
+    RunUntil(
+        f.io, [] { return false; }, std::chrono::milliseconds(300));
     Shared* fifth = f.ShareOrFail(other, "e", &e);
     REQUIRE(RunUntil(f.io, [&] { return fifth->ended(); }));
     CHECK(fifth->end_reason() == "limit");
@@ -198,7 +200,8 @@ TEST_CASE("limits refuse topics, commits, documents, connections and text with r
       const std::string links =
           admin::HttpRequest(node.admin_url(), "GET", "/v1/links", "", "").body;
       size_t count = 0;
-      for (size_t at = 0; (at = links.find("\"direction\":\"accepted\"", at)) != std::string::npos; ++at) {
+      for (size_t at = 0; (at = links.find("\"direction\":\"accepted\"", at)) != std::string::npos;
+           ++at) {
         ++count;
       }
       return count;
@@ -260,7 +263,8 @@ TEST_CASE("a bad document name is declined invalid-name before it reaches the st
   INFO("channel: " << (client.channel->end_reason() ? client.channel->end_reason()->ToString()
                                                     : "open"));
   for (Shared* s : shared) CHECK(s->end_reason() == "invalid-name");
-  RunUntil(f.io, [] { return false; }, std::chrono::milliseconds(200));
+  RunUntil(
+      f.io, [] { return false; }, std::chrono::milliseconds(200));
   const std::string log = node.Drain();
   CHECK_THAT(log, Catch::Contains("reason=invalid-name"));
   CHECK_THAT(log, !Catch::Contains("line\nbreak") && !Catch::Contains("tab\there") &&

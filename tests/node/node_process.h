@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "sync/link.h"
 #include "sync/websocket.h"
@@ -51,9 +50,9 @@ class NodeProcess {
   uint16_t Start(uint16_t port = 0) {
     int out[2];
     if (pipe(out) != 0) throw std::runtime_error("pipe failed");
-    std::vector<std::string> args{AWEFT_NODE, "--data", data_, "--listen",
-                                  "127.0.0.1:" + std::to_string(port), "--admin", "127.0.0.1:0",
-                                  "--log-level", "warn"};
+    std::vector<std::string> args{
+        AWEFT_NODE, "--data",      data_,         "--listen", "127.0.0.1:" + std::to_string(port),
+        "--admin",  "127.0.0.1:0", "--log-level", "warn"};
     // The suite runs a second time with connections spread over threads
     // (tests/node/CMakeLists.txt).
     if (const char* threads = std::getenv("AWEFT_TEST_NODE_THREADS")) {

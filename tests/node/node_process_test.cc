@@ -1,14 +1,14 @@
 // aweft-node as a real process on loopback, with clients over WebSocket.
 
-#include <fstream>
-#include <string>
+#include "tests/node/node_process.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
 
 #include "node/client.h"
 #include "sync/snapshot.h"
 #include "tests/node/node_fixture.h"
-#include "tests/node/node_process.h"
 #include "tests/sync/editor.h"
 
 namespace aweft::node::testing {
@@ -28,10 +28,13 @@ struct Fixture : ClientFixture {
       Client reader(io, scheduler, url, token);
       Shared* read = ShareOrFail(reader, name, nullptr);
       // The name may not be there yet (no-document): ask again.
-      if (RunUntil(io, [&] {
-            return read->ended() || (read->ready() && sync::TakeSnapshot(*read->document()) ==
-                                                          sync::TakeSnapshot(expected));
-          }) && !read->ended()) {
+      if (RunUntil(io,
+                   [&] {
+                     return read->ended() ||
+                            (read->ready() &&
+                             sync::TakeSnapshot(*read->document()) == sync::TakeSnapshot(expected));
+                   }) &&
+          !read->ended()) {
         return true;
       }
     }
@@ -47,7 +50,8 @@ TEST_CASE("two clients converge through a node, and a third joining empty gets t
   Document mine(codec::Kind::kObject);
   Client one(f.io, f.scheduler, node.url()), two(f.io, f.scheduler, node.url());
   Shared* first = f.ShareOrFail(one, "board", &mine);  // Creates it on the node.
-  REQUIRE(RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(200)) == false);
+  REQUIRE(RunUntil(
+              f.io, [&] { return false; }, std::chrono::milliseconds(200)) == false);
   Shared* second = f.ShareOrFail(two, "board", nullptr);
   REQUIRE(RunUntil(f.io, [&] { return second->ready(); }));
   Document& theirs = *second->document();
@@ -61,7 +65,8 @@ TEST_CASE("two clients converge through a node, and a third joining empty gets t
   auto equal = [&] { return sync::TakeSnapshot(mine) == sync::TakeSnapshot(theirs); };
   // Concurrent writes to one slot (or adds of one key, refused at one end)
   // leave ends apart until they yield: both take the node's state.
-  RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(300));
+  RunUntil(
+      f.io, [&] { return false; }, std::chrono::milliseconds(300));
   first->Resync();
   second->Resync();
   REQUIRE(RunUntil(f.io, equal));
@@ -76,9 +81,11 @@ TEST_CASE("no-document is answered at once, creates nothing, and the connection 
   Client client(f.io, f.scheduler, node.url());
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::string heard;
-    Shared* missing = f.ShareOrFail(client, "nothing-here", nullptr,
-                                    {.fault = [&](const std::string& r, const std::string&) { heard = r; }});
-    REQUIRE(RunUntil(f.io, [&] { return missing->ended(); }, std::chrono::milliseconds(1000)));
+    Shared* missing =
+        f.ShareOrFail(client, "nothing-here", nullptr,
+                      {.fault = [&](const std::string& r, const std::string&) { heard = r; }});
+    REQUIRE(RunUntil(
+        f.io, [&] { return missing->ended(); }, std::chrono::milliseconds(1000)));
     CHECK(heard == "no-document");
   }
   Document doc(codec::Kind::kObject);
@@ -94,14 +101,16 @@ TEST_CASE("undecodable bytes close that connection only", "[node][process][refus
   Document doc(codec::Kind::kObject);
   Client healthy(f.io, f.scheduler, node.url());
   f.ShareOrFail(healthy, "doc", &doc);
-  for (std::string garbage : {std::string("\x64open"), std::string("\x84\x02\x01"),
-                              std::string("\x82\x09\x01", 3)}) {
+  for (std::string garbage :
+       {std::string("\x64open"), std::string("\x84\x02\x01"), std::string("\x82\x09\x01", 3)}) {
     Client bad(f.io, f.scheduler, node.url());
     bool closed = false;
     bad.channel->Closed([&] { closed = true; });
-    REQUIRE(RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(100)) == false);
+    REQUIRE(RunUntil(
+                f.io, [&] { return false; }, std::chrono::milliseconds(100)) == false);
     bad.channel->SendBinary(garbage);
-    CHECK(RunUntil(f.io, [&] { return closed; }, std::chrono::milliseconds(1000)));
+    CHECK(RunUntil(
+        f.io, [&] { return closed; }, std::chrono::milliseconds(1000)));
   }
   Client reader(f.io, f.scheduler, node.url());
   REQUIRE(doc.Set(doc.root(), "still", true));
@@ -117,7 +126,8 @@ TEST_CASE("an open whose root id is not 12 bytes is answered root-mismatch",
   Client client(f.io, f.scheduler, node.url());
   std::vector<codec::Frame> heard;
   client.channel->Receive([&](const codec::Frame& frame) { heard.push_back(frame); });
-  client.channel->Send(codec::OpenFrame{5, "short", codec::RootRef{"abc", codec::Kind::kObject}, false});
+  client.channel->Send(
+      codec::OpenFrame{5, "short", codec::RootRef{"abc", codec::Kind::kObject}, false});
   REQUIRE(RunUntil(f.io, [&] { return !heard.empty(); }));
   const auto* fault = std::get_if<codec::FaultFrame>(&heard[0]);
   REQUIRE(fault);
@@ -125,8 +135,7 @@ TEST_CASE("an open whose root id is not 12 bytes is answered root-mismatch",
   CHECK(fault->reason == "root-mismatch");
 }
 
-TEST_CASE("open then a repeated open with want gets exactly one state",
-          "[node][process]") {
+TEST_CASE("open then a repeated open with want gets exactly one state", "[node][process]") {
   Fixture f;
   NodeProcess node(f.dir.path() + "/data");
   node.Start();
@@ -149,7 +158,8 @@ TEST_CASE("open then a repeated open with want gets exactly one state",
     return n;
   };
   REQUIRE(RunUntil(f.io, [&] { return states() >= 1; }));
-  RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(300));
+  RunUntil(
+      f.io, [&] { return false; }, std::chrono::milliseconds(300));
   CHECK(states() == 1);
 }
 
@@ -188,18 +198,20 @@ TEST_CASE("after SIGKILL and restart a client resyncs with ids and objects kept"
            seen->document()->Find(card.id())->Get("done");
   }));
   node.Kill();
-  RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(100));
+  RunUntil(
+      f.io, [&] { return false; }, std::chrono::milliseconds(100));
   writer.reset();
   NodeProcess again(f.dir.path() + "/data");
   again.Start(port);
   Client back(f.io, f.scheduler, again.url());
   Shared* resumed = f.ShareOrFail(back, "doc", &doc);
   resumed->Resync();
-  RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(300));
+  RunUntil(
+      f.io, [&] { return false; }, std::chrono::milliseconds(300));
   CHECK_FALSE(resumed->ended());
   CHECK(doc.Find(card.id()) == &card);  // Same C++ object, nothing reminted.
   CHECK(card.Get("done"));
-  CHECK(doc.observable_count() == 2);   // Nothing duplicated.
+  CHECK(doc.observable_count() == 2);  // Nothing duplicated.
   Client fresh(f.io, f.scheduler, again.url());
   Shared* copy = f.ShareOrFail(fresh, "doc", nullptr);
   REQUIRE(RunUntil(f.io, [&] { return copy->ready(); }));
@@ -232,12 +244,14 @@ TEST_CASE("tokens: read-only writes are refused at both ends, and no right means
   REQUIRE(RunUntil(f.io, [&] { return !refused.empty(); }));
   CHECK(refused[0].mine);
   CHECK(refused[0].reasons[0].code == "forbidden");
-  RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(200));
+  RunUntil(
+      f.io, [&] { return false; }, std::chrono::milliseconds(200));
   CHECK_FALSE(doc.root().Get("vandal"));
 
   std::string heard;
-  Shared* secret = f.ShareOrFail(reader, "private/plans", nullptr,
-                                 {.fault = [&](const std::string& r, const std::string&) { heard = r; }});
+  Shared* secret =
+      f.ShareOrFail(reader, "private/plans", nullptr,
+                    {.fault = [&](const std::string& r, const std::string&) { heard = r; }});
   REQUIRE(RunUntil(f.io, [&] { return secret->ended(); }));
   CHECK(heard == "forbidden");
 
@@ -297,16 +311,16 @@ TEST_CASE("clients ride out a node killed and restarted: nothing confirmed or of
   REQUIRE(RunUntil(f.io, [&] { return bobs != nullptr; }));
   for (int i = 0; i < 20; ++i) REQUIRE(doc.Push(list, std::string("before-") + std::to_string(i)));
   REQUIRE(RunUntil(f.io, [&] { return alice.unconfirmed("board") == 0; }));
-  REQUIRE(RunUntil(f.io, [&] {
-    return bobs->Find(list.id()) && bobs->Find(list.id())->size() == 20;
-  }));
+  REQUIRE(
+      RunUntil(f.io, [&] { return bobs->Find(list.id()) && bobs->Find(list.id())->size() == 20; }));
   sync::Observable* bobs_list = bobs->Find(list.id());
 
   node.Kill();
   // Written while the node is down.
   for (int i = 0; i < 5; ++i) REQUIRE(doc.Push(list, std::string("offline-") + std::to_string(i)));
   REQUIRE(bobs->Set(bobs->root(), "bob", true));
-  RunUntil(f.io, [&] { return false; }, std::chrono::milliseconds(200));
+  RunUntil(
+      f.io, [&] { return false; }, std::chrono::milliseconds(200));
   CHECK_FALSE(alice.connected());
 
   NodeProcess again(f.dir.path() + "/data");
@@ -317,9 +331,9 @@ TEST_CASE("clients ride out a node killed and restarted: nothing confirmed or of
   };
   REQUIRE(RunUntil(f.io, converged, std::chrono::milliseconds(10000)));
   CHECK(alice.connections() >= 2);
-  CHECK(doc.Find(list.id()) == &list);          // Identity kept at both ends.
+  CHECK(doc.Find(list.id()) == &list);  // Identity kept at both ends.
   CHECK(bobs->Find(list.id()) == bobs_list);
-  CHECK(list.size() == 25);                     // Nothing lost, nothing doubled.
+  CHECK(list.size() == 25);  // Nothing lost, nothing doubled.
   CHECK(doc.root().Get("bob"));
   // And they keep editing.
   REQUIRE(doc.Push(list, std::string("after")));
@@ -357,7 +371,7 @@ TEST_CASE("a confirmation covers only the commits sent before its question",
 
   REQUIRE(doc.Set(doc.root(), "b", 2.0));  // Posts its flush...
   head = 2;
-  REQUIRE(gate.RunOne());                  // ...which sends it.
+  REQUIRE(gate.RunOne());  // ...which sends it.
   // The confirmation timer posts the question; "c" is made after it.
   REQUIRE(RunUntil(f.io, [&] { return gate.pending() == 1; }));
   REQUIRE(doc.Set(doc.root(), "c", 3.0));
@@ -386,10 +400,13 @@ TEST_CASE("a document nobody shares is evicted after its idle time", "[node][pro
     REQUIRE(f.NodeHas(node.url(), "doc", doc));
   }
   std::string log;
-  CHECK(RunUntil(f.io, [&] {
-    log += node.Drain();
-    return log.find("event=evict doc=\"doc\"") != std::string::npos;
-  }, std::chrono::milliseconds(6000)));
+  CHECK(RunUntil(
+      f.io,
+      [&] {
+        log += node.Drain();
+        return log.find("event=evict doc=\"doc\"") != std::string::npos;
+      },
+      std::chrono::milliseconds(6000)));
   CHECK(f.NodeHas(node.url(), "doc", doc));  // Loaded again on the next share.
 }
 

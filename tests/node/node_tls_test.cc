@@ -3,9 +3,8 @@
 
 #include <stdlib.h>
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "admin/http_client.h"
 #include "node/client.h"
@@ -37,8 +36,9 @@ TEST_CASE("a node serves wss:// links and https:// admin, and a node below dials
   sync::Document board(codec::Kind::kObject);
   REQUIRE(board.Set(board.root(), "title", std::string("over tls")));
   REQUIRE(writer.Share("board", board));
-  REQUIRE(RunUntil(io, [&] { return writer.connected() && writer.unconfirmed("board") == 0; },
-                   std::chrono::milliseconds(10000)));
+  REQUIRE(RunUntil(
+      io, [&] { return writer.connected() && writer.unconfirmed("board") == 0; },
+      std::chrono::milliseconds(10000)));
 
   // A plain client of the node below gets it from above, over the TLS link.
   aweft::Client::Options plain;
@@ -46,23 +46,23 @@ TEST_CASE("a node serves wss:// links and https:// admin, and a node below dials
   aweft::Client reader(io.get_executor(), plain);
   sync::Document* copy = nullptr;
   reader.Open("board", [&](sync::Document& d) { copy = &d; });
-  REQUIRE(RunUntil(io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
+  REQUIRE(RunUntil(
+      io, [&] { return copy != nullptr; }, std::chrono::milliseconds(10000)));
   REQUIRE(copy->Set(copy->root(), "seen", true));
-  REQUIRE(RunUntil(io, [&] { return board.root().Get("seen") != nullptr; },
-                   std::chrono::milliseconds(10000)));
+  REQUIRE(RunUntil(
+      io, [&] { return board.root().Get("seen") != nullptr; }, std::chrono::milliseconds(10000)));
   CHECK(sync::TakeSnapshot(board) == sync::TakeSnapshot(*copy));
 
   // The admin endpoint over https://, trusting the certificate.
   setenv("SSL_CERT_FILE", kCert.c_str(), 1);
   const admin::HttpReply health = admin::HttpRequest(top.admin_url(), "GET", "/health");
   CHECK(health.status == 200);
-  const admin::HttpReply doc =
-      admin::HttpRequest(top.admin_url(), "GET", "/v1/documents/board");
+  const admin::HttpReply doc = admin::HttpRequest(top.admin_url(), "GET", "/v1/documents/board");
   CHECK(doc.status == 200);
   CHECK(doc.body.find("over tls") != std::string::npos);
   // Plain HTTP to it gets no answer.
-  CHECK_THROWS_AS(admin::HttpRequest("http://127.0.0.1:" + std::to_string(top.admin_port()),
-                                     "GET", "/health", "", "", std::chrono::milliseconds(2000)),
+  CHECK_THROWS_AS(admin::HttpRequest("http://127.0.0.1:" + std::to_string(top.admin_port()), "GET",
+                                     "/health", "", "", std::chrono::milliseconds(2000)),
                   admin::HttpError);
 }
 
@@ -72,7 +72,8 @@ TEST_CASE("a node refuses to start with TLS files it cannot use, saying which an
   NodeProcess half(dir.path() + "/half", {"--tls-cert", kCert});
   CHECK_THROWS(half.Start());
   CHECK(WEXITSTATUS(half.Wait()) == 2);
-  NodeProcess missing(dir.path() + "/missing", {"--tls-cert", "/nonexistent.pem", "--tls-key", kKey});
+  NodeProcess missing(dir.path() + "/missing",
+                      {"--tls-cert", "/nonexistent.pem", "--tls-key", kKey});
   CHECK_THROWS(missing.Start());
   CHECK(WEXITSTATUS(missing.Wait()) == 2);
 }

@@ -2,16 +2,15 @@
 // CrossThreadPair, and a ForwardScheduler over a real store.
 
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <catch2/catch.hpp>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <catch2/catch.hpp>
 
 #include "node/durable.h"
 #include "storage/store.h"
@@ -73,7 +72,8 @@ TEST_CASE("thread: a link across a CrossThreadPair carries state and commits bot
   sync::Shared* replica = nullptr;
   home.Call([&] {
     source = std::make_unique<sync::Document>(codec::Kind::kObject);
-    for (int i = 0; i < 10; ++i) REQUIRE(source->Set(source->root(), "before" + std::to_string(i), 1.0 * i));
+    for (int i = 0; i < 10; ++i)
+      REQUIRE(source->Set(source->root(), "before" + std::to_string(i), 1.0 * i));
     home_link = std::make_unique<sync::Link>(*home_end, home.scheduler);
     return home_link->Share("doc", source.get()).has_value();
   });
@@ -90,17 +90,21 @@ TEST_CASE("thread: a link across a CrossThreadPair carries state and commits bot
   CHECK(shard.Call([&] { return sync::TakeSnapshot(*replica->document()); }) == first);
   // Writes at both ends, interleaved, to different keys: both see all.
   for (int i = 0; i < 50; ++i) {
-    home.Call([&] { return source->Set(source->root(), "home" + std::to_string(i), 1.0 * i).has_value(); });
+    home.Call([&] {
+      return source->Set(source->root(), "home" + std::to_string(i), 1.0 * i).has_value();
+    });
     shard.Call([&] {
       sync::Document& doc = *replica->document();
       return doc.Set(doc.root(), "shard" + std::to_string(i), 1.0 * i).has_value();
     });
   }
   auto same = [&] {
-    const sync::Snapshot there = shard.Call([&] { return sync::TakeSnapshot(*replica->document()); });
+    const sync::Snapshot there =
+        shard.Call([&] { return sync::TakeSnapshot(*replica->document()); });
     return home.Call([&] { return sync::TakeSnapshot(*source) == there; });
   };
-  for (int i = 0; i < 500 && !same(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && !same(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   REQUIRE(same());
   CHECK(home.Call([&] { return source->root().size(); }) == 110u);
   // Destroying one end ends the other's topic, on its own thread.
@@ -121,9 +125,10 @@ TEST_CASE("thread: a link across a CrossThreadPair carries state and commits bot
   });
 }
 
-TEST_CASE("thread: work posted to a ForwardScheduler runs only once home has stored what the "
-          "shard marked and sent before it",
-          "[node][shard]") {
+TEST_CASE(
+    "thread: work posted to a ForwardScheduler runs only once home has stored what the "
+    "shard marked and sent before it",
+    "[node][shard]") {
   storage::testing::TempDir dir;
   Loop home, shard;
   storage::Options options;

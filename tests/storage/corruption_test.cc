@@ -120,7 +120,7 @@ TEST_CASE("a damaged document refuses to open, naming itself and the seq, while 
   REQUIRE(listed.size() == 2);
   CHECK(listed[1].name == "good");
   CHECK(listed[1].damage.empty());
-  REQUIRE(store.Remove("bad"));  // A damaged document can still be removed.
+  REQUIRE(store.Remove("bad"));      // A damaged document can still be removed.
   CHECK(store.OpenDocument("bad"));  // And the name taken anew.
 }
 

@@ -3,11 +3,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <random>
 #include <sstream>
-
-#include <catch2/catch.hpp>
 
 #include "storage/store.h"
 #include "sync/snapshot.h"
@@ -99,11 +98,11 @@ TEST_CASE("SIGKILL at random moments loses no commit reported durable", "[storag
     REQUIRE(store);
     Result<sync::Document*> document = store->OpenDocument("crash");
     INFO("kill " << kills << " after " << run.count() << " ms"
-                  << (kills % 2 == 1 ? " of writing" : ""));
+                 << (kills % 2 == 1 ? " of writing" : ""));
     REQUIRE(document);  // Not corrupt: the log and snapshot replay.
     const uint64_t head = store->Head("crash");
     for (const Reported& r : reported) promised = std::max(promised, r.seq);
-    CHECK(head >= promised);  // Nothing reported is missing.
+    CHECK(head >= promised);                                    // Nothing reported is missing.
     CHECK(sync::FromSnapshot(sync::TakeSnapshot(**document)));  // A valid document.
     if (!reported.empty()) {
       // The newest promised state is exactly the one stored at its seq.

@@ -28,12 +28,11 @@ Options Make(uint64_t every_commits, uint64_t every_bytes, uint64_t history, boo
 // reopened, and the document must come back equal, ids and positions
 // included, and go on taking edits.
 TEST_CASE("a reopened document equals the one before close", "[storage][reopen]") {
-  const Setup setup = GENERATE(
-      Setup{"log only, no snapshots", Make(0, 0, 0)},
-      Setup{"snapshots, whole log kept", Make(37, 0, 1000000)},
-      Setup{"snapshots, log truncated below them", Make(20, 0, 5)},
-      Setup{"snapshots by bytes, no history kept", Make(0, 1500, 0)},
-      Setup{"group commit, snapshots, truncation", Make(25, 0, 3, false)});
+  const Setup setup = GENERATE(Setup{"log only, no snapshots", Make(0, 0, 0)},
+                               Setup{"snapshots, whole log kept", Make(37, 0, 1000000)},
+                               Setup{"snapshots, log truncated below them", Make(20, 0, 5)},
+                               Setup{"snapshots by bytes, no history kept", Make(0, 1500, 0)},
+                               Setup{"group commit, snapshots, truncation", Make(25, 0, 3, false)});
   const uint64_t seed = GENERATE(1, 2, 3);
   INFO(setup.name << ", seed " << seed);
   TempDir dir;

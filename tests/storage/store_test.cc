@@ -5,15 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <future>
 #include <mutex>
-#include <thread>
 #include <sstream>
-
-#include <catch2/catch.hpp>
+#include <thread>
 
 #include "codec/commit.h"
 #include "codec/id.h"
@@ -22,8 +21,8 @@
 #include "sync/random.h"
 #include "sync/snapshot.h"
 #include "tests/storage/temp_dir.h"
-#include "tests/tmpfs.h"
 #include "tests/sync/editor.h"
+#include "tests/tmpfs.h"
 
 namespace aweft::storage {
 namespace {
@@ -87,9 +86,7 @@ TEST_CASE("a store of another format version is refused before anything is touch
 TEST_CASE("a directory holding something else is refused as unknown-version",
           "[storage][refusal]") {
   TempDir dir;
-  SECTION("a RocksDB database without a version") {
-    RawPut(dir.path(), "other", "data");
-  }
+  SECTION("a RocksDB database without a version") { RawPut(dir.path(), "other", "data"); }
   SECTION("a directory of other files") {
     std::ofstream(dir.path() + "/notes.txt") << "not a store";
   }
@@ -143,8 +140,8 @@ TEST_CASE("document names are checked", "[storage][refusal]") {
   TempDir dir;
   Store store = OpenStore(dir.path());
   auto bad = GENERATE(std::string(), std::string(257, 'a'), std::string("a\x01"),
-                      std::string("tab\there"), std::string("del\x7f"),
-                      std::string("\xc2\x80"), std::string("\xff"), std::string("a\0b", 3));
+                      std::string("tab\there"), std::string("del\x7f"), std::string("\xc2\x80"),
+                      std::string("\xff"), std::string("a\0b", 3));
   Result<sync::Document*> document = store.OpenDocument(bad);
   REQUIRE_FALSE(document);
   CHECK(document.error().reason == Reason::kInvalidName);
@@ -156,8 +153,7 @@ TEST_CASE("document names are checked", "[storage][refusal]") {
   }
 }
 
-TEST_CASE("every commit is logged under the next seq and Since answers from it",
-          "[storage]") {
+TEST_CASE("every commit is logged under the next seq and Since answers from it", "[storage]") {
   TempDir dir;
   Store store = OpenStore(dir.path());
   sync::Document& document = OpenDoc(store, "d");
@@ -192,8 +188,7 @@ TEST_CASE("every commit is logged under the next seq and Since answers from it",
   CHECK(missing.error().reason == Reason::kNoDocument);
 }
 
-TEST_CASE("Since refuses truncated once the log no longer reaches back",
-          "[storage][refusal]") {
+TEST_CASE("Since refuses truncated once the log no longer reaches back", "[storage][refusal]") {
   TempDir dir;
   Options options;
   options.snapshot_every_commits = 10;
@@ -339,8 +334,7 @@ TEST_CASE("commits arriving over a link are persisted exactly once (link stand-i
   CHECK(arrived == sent);  // Each once, in order.
 }
 
-TEST_CASE("a store and a link on one document: what arrives is stored once",
-          "[storage][link]") {
+TEST_CASE("a store and a link on one document: what arrives is stored once", "[storage][link]") {
   TempDir dir;
   std::vector<std::string> sent;
   sync::Snapshot expected;
@@ -546,7 +540,8 @@ TEST_CASE("Info estimates the bytes a document takes on disk", "[storage]") {
   Store store = OpenStore(dir.path(), options);
   sync::Document& document = OpenDoc(store, "d");
   for (int i = 0; i < 3000; ++i) {
-    REQUIRE(document.Set(document.root(), "k" + std::to_string(i % 50), std::string(100, 'a' + i % 26)));
+    REQUIRE(document.Set(document.root(), "k" + std::to_string(i % 50),
+                         std::string(100, 'a' + i % 26)));
   }
   store.Sync();
   store.Compact();  // Estimates come from table files: small memtables may read 0.
@@ -701,7 +696,8 @@ TEST_CASE("a retrying store gives up when told to, latching", "[storage][disk]")
   const std::string big(16 << 10, 'x');
   bool threw = false;
   try {
-    for (int i = 0; i < 100000; ++i) (void)document.Set(document.root(), "k" + std::to_string(i), big);
+    for (int i = 0; i < 100000; ++i)
+      (void)document.Set(document.root(), "k" + std::to_string(i), big);
   } catch (const Failure& failure) {
     threw = true;
     CHECK_THAT(failure.what(), Catch::Contains("No space left"));

@@ -3,20 +3,16 @@
 
 #include "sync/channel.h"
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 namespace aweft::sync {
 namespace {
 
-uint64_t TopicOf(const codec::Frame& frame) {
-  return std::get<codec::LeaveFrame>(frame).topic;
-}
+uint64_t TopicOf(const codec::Frame& frame) { return std::get<codec::LeaveFrame>(frame).topic; }
 
-TEST_CASE("an in-process channel delivers in order and never inside Send",
-          "[sync][channel]") {
+TEST_CASE("an in-process channel delivers in order and never inside Send", "[sync][channel]") {
   ManualScheduler scheduler;
   auto [a, b] = InProcessPair(scheduler);
   std::vector<uint64_t> got;
@@ -78,8 +74,7 @@ TEST_CASE(
   CHECK(heard == 0);
 }
 
-TEST_CASE("frames sent before the first receiver wait for it",
-          "[sync][channel]") {
+TEST_CASE("frames sent before the first receiver wait for it", "[sync][channel]") {
   ManualScheduler scheduler;
   auto [a, b] = InProcessPair(scheduler);
   a->Send(codec::LeaveFrame{1});

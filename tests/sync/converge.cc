@@ -52,8 +52,8 @@ std::string Difference(const Snapshot& want, const Snapshot& got) {
     if (it == got.observables.end()) {
       out << " missing " << codec::IdText(id) << ";";
     } else if (!(it->second == observable)) {
-      out << " " << codec::IdText(id) << " has " << it->second.slots.size()
-          << " slots, not " << observable.slots.size() << ";";
+      out << " " << codec::IdText(id) << " has " << it->second.slots.size() << " slots, not "
+          << observable.slots.size() << ";";
     } else {
       continue;
     }
@@ -70,17 +70,12 @@ std::string Difference(const Snapshot& want, const Snapshot& got) {
 class Run {
  public:
   Run(Network& network, const Shape& shape)
-      : net_(network),
-        shape_(shape),
-        rng_(shape.seed),
-        editor_(shape.seed ^ 0x9e3779b97f4a7c15) {}
+      : net_(network), shape_(shape), rng_(shape.seed), editor_(shape.seed ^ 0x9e3779b97f4a7c15) {}
 
   Outcome Go();
 
  private:
-  size_t Pick(size_t n) {
-    return std::uniform_int_distribution<size_t>(0, n - 1)(rng_);
-  }
+  size_t Pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
   void Fail(std::string what) { out_.failures.push_back(std::move(what)); }
   bool Settle();
 
@@ -156,8 +151,7 @@ void Run::Build() {
     return {};
   });
   if (!built) {
-    return Fail("the first document did not build: " +
-                built.error().ToString());
+    return Fail("the first document did not build: " + built.error().ToString());
   }
   const Snapshot start = TakeSnapshot(doc);
   owned_.push_back(std::move(origin));
@@ -187,16 +181,14 @@ std::unique_ptr<Wire> Run::Join(int a, int b, bool b_empty) {
   wire->channels[0] = std::move(x);
   wire->channels[1] = std::move(y);
   for (int side : {0, 1}) {
-    wire->links[side] =
-        std::make_unique<Link>(*wire->channels[side], net_.scheduler());
+    wire->links[side] = std::make_unique<Link>(*wire->channels[side], net_.scheduler());
   }
   // Either end may share first (behaviour.md §2.4).
   const bool b_first = Pick(2) == 0;
   for (int side : b_first ? std::vector<int>{1, 0} : std::vector<int>{0, 1}) {
     const int at = side == 0 ? a : b;
     Document* doc = side == 1 && b_empty ? nullptr : docs_[at];
-    auto shared =
-        wire->links[side]->Share("board", doc, Handlers(at, wire->cut));
+    auto shared = wire->links[side]->Share("board", doc, Handlers(at, wire->cut));
     if (!shared) {
       Fail("share refused: " + shared.error().ToString());
       continue;
@@ -211,14 +203,10 @@ ShareHandlers Run::Handlers(int at, std::shared_ptr<bool> cut) {
   if (at == 0) {
     handlers.accept = [this](const Commit& commit) { return Guard(commit); };
   }
-  handlers.refused = [this, at](const Refused& report) {
-    OnRefused(at, report);
-  };
-  handlers.fault = [this, at, cut](const std::string& reason,
-                                   const std::string& message) {
+  handlers.refused = [this, at](const Refused& report) { OnRefused(at, report); };
+  handlers.fault = [this, at, cut](const std::string& reason, const std::string& message) {
     if (*cut && reason == "closed") return;
-    Fail("end " + std::to_string(at) + " heard fault " + reason + ": " +
-         message);
+    Fail("end " + std::to_string(at) + " heard fault " + reason + ": " + message);
   };
   return handlers;
 }
@@ -239,9 +227,9 @@ void Run::OnRefused(int at, const Refused& report) {
   const std::string who = "end " + std::to_string(at);
   if (report.reasons.empty() || report.reasons[0].code != "not-here") {
     return Fail(who + " heard an unexpected refusal: " +
-                (report.reasons.empty() ? "none"
-                                        : report.reasons[0].code + ": " +
-                                              report.reasons[0].message));
+                (report.reasons.empty()
+                     ? "none"
+                     : report.reasons[0].code + ": " + report.reasons[0].message));
   }
   if (!report.mine) {
     if (at != 0) Fail(who + " refused, but only end 0 refuses");
@@ -260,8 +248,7 @@ void Run::OnRefused(int at, const Refused& report) {
   }
 }
 
-void Run::Splice(int at, int round, Document& doc, Observable& list,
-                 bool remove) {
+void Run::Splice(int at, int round, Document& doc, Observable& list, bool remove) {
   const std::string mine = std::to_string(at) + ":";
   auto result = doc.Atomic([&]() -> Result<void> {
     size_t index = Pick(list.size() + 1);
@@ -281,8 +268,7 @@ void Run::Splice(int at, int round, Document& doc, Observable& list,
     return doc.Insert(list, index, mine + std::to_string(round));
   });
   if (!result) {
-    Fail("a splice at end " + std::to_string(at) + ": " +
-         result.error().ToString());
+    Fail("a splice at end " + std::to_string(at) + ": " + result.error().ToString());
   }
 }
 
@@ -299,8 +285,7 @@ void Run::MakeEdit(int at, int round) {
   } else if (roll < 40) {
     Splice(at, round, doc, *list, true);
   } else if (roll < 55) {
-    done = doc.Set(doc.root(), "s" + std::to_string(at),
-                   static_cast<double>(round));
+    done = doc.Set(doc.root(), "s" + std::to_string(at), static_cast<double>(round));
   } else if (roll < 85) {
     testing::Edit edit = editor_.RandomEdit(*private_[at]);
     if (!edit.empty()) done = Editor::Replay(doc, edit);
@@ -312,12 +297,10 @@ void Run::MakeEdit(int at, int round) {
     // The one edit that does not commute, and the only one anybody refuses.
     // Made only from the value end 0 holds, so the undo puts back a value
     // end 0 takes.
-    done = doc.Set(doc.root(), "sealed",
-                   "written from end 1 at " + std::to_string(round));
+    done = doc.Set(doc.root(), "sealed", "written from end 1 at " + std::to_string(round));
   }
   if (!done) {
-    Fail("an edit at end " + std::to_string(at) + ": " +
-         done.error().ToString());
+    Fail("an edit at end " + std::to_string(at) + ": " + done.error().ToString());
   }
 }
 
@@ -370,8 +353,7 @@ bool Run::SameEverywhere(bool ignore_contended) {
     if (got == truth) continue;
     same = false;
     Fail("end " + std::to_string(i) + " differs from end 0" +
-         (ignore_contended ? " (beyond the contended slot):" : ":") +
-         Difference(truth, got));
+         (ignore_contended ? " (beyond the contended slot):" : ":") + Difference(truth, got));
   }
   return same;
 }
@@ -380,8 +362,7 @@ void Run::Check() {
   if (!Settle()) return;
   for (int i = 0; i < shape_.size; ++i) {
     if (!Adopt(i)) {
-      return Fail("re-shared end " + std::to_string(i) +
-                  " never got the document");
+      return Fail("re-shared end " + std::to_string(i) + " never got the document");
     }
   }
   // Everything but the contended slot converges by itself.
@@ -405,8 +386,7 @@ void Run::Check() {
     // The editor's private view still matches the end's subtree.
     const Snapshot sub = Subtree(TakeSnapshot(*docs_[i]), subtree_[i]);
     if (!(TakeSnapshot(*private_[i]) == sub)) {
-      Fail("end " + std::to_string(i) +
-           "'s subtree drifted from its editor's view");
+      Fail("end " + std::to_string(i) + "'s subtree drifted from its editor's view");
     }
   }
 }
@@ -434,13 +414,10 @@ Outcome Run::Go() {
 }  // namespace
 
 std::string Describe(const Shape& shape) {
-  return "seed " + std::to_string(shape.seed) + ", " +
-         (shape.star ? "star" : "chain") + " of " + std::to_string(shape.size) +
-         (shape.cuts ? ", cuts" : "");
+  return "seed " + std::to_string(shape.seed) + ", " + (shape.star ? "star" : "chain") + " of " +
+         std::to_string(shape.size) + (shape.cuts ? ", cuts" : "");
 }
 
-Outcome Converge(Network& network, const Shape& shape) {
-  return Run(network, shape).Go();
-}
+Outcome Converge(Network& network, const Shape& shape) { return Run(network, shape).Go(); }
 
 }  // namespace aweft::sync::testing

@@ -24,8 +24,7 @@ class Network {
   virtual ~Network() = default;
   virtual Scheduler& scheduler() = 0;
   // Two channels joined to each other; frames may be sent on both at once.
-  virtual std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>>
-  Join() = 0;
+  virtual std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join() = 0;
   // Lets a little of what is pending happen (about `steps` pieces of work).
   virtual void Step(size_t steps) = 0;
   // Runs until nothing is pending and `quiet` holds; false if that never
@@ -50,7 +49,7 @@ struct Outcome {
   size_t refusals = 0;                // Sealed writes end 0 turned away.
   size_t yields = 0;                  // Undos the writer applied.
   size_t cuts = 0;                    // Leaves cut and re-shared empty.
-  size_t resyncs = 0;  // Ends resynced at the end (contended slot).
+  size_t resyncs = 0;                 // Ends resynced at the end (contended slot).
 };
 
 Outcome Converge(Network& network, const Shape& shape);

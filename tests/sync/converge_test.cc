@@ -3,11 +3,10 @@
 
 #include "tests/sync/converge.h"
 
+#include <catch2/catch.hpp>
 #include <deque>
 #include <functional>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "sync/channel.h"
 
@@ -18,9 +17,7 @@ namespace {
 // pieces of work, so frames arrive part-way through other ends' edits.
 class SteppedScheduler : public Scheduler {
  public:
-  void Post(std::function<void()> work) override {
-    queue_.push_back(std::move(work));
-  }
+  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
 
   void Step(size_t steps) {
     for (; steps > 0 && !queue_.empty(); --steps) RunOne();
@@ -43,8 +40,7 @@ class SteppedScheduler : public Scheduler {
 class InProcess : public Network {
  public:
   Scheduler& scheduler() override { return scheduler_; }
-  std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join()
-      override {
+  std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join() override {
     return InProcessPair(scheduler_);
   }
   void Step(size_t steps) override { scheduler_.Step(steps); }
@@ -75,12 +71,10 @@ TEST_CASE("named shapes converge in process", "[sync][converge]") {
   }
 }
 
-TEST_CASE("the convergence sweep: 500 seeds over both shapes",
-          "[sync][converge]") {
+TEST_CASE("the convergence sweep: 500 seeds over both shapes", "[sync][converge]") {
   size_t failed = 0, refusals = 0, cuts = 0, resyncs = 0;
   for (uint64_t seed = 1; seed <= 500; ++seed) {
-    const Shape shape{seed, seed % 2 == 1, 3 + static_cast<int>(seed % 3), 60,
-                      seed % 4 == 0};
+    const Shape shape{seed, seed % 2 == 1, 3 + static_cast<int>(seed % 3), 60, seed % 4 == 0};
     InProcess network;
     const Outcome outcome = Converge(network, shape);
     refusals += outcome.refusals;

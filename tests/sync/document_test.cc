@@ -1,11 +1,10 @@
 #include "sync/document.h"
 
 #include <algorithm>
-#include <random>
-#include <string>
-
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <random>
+#include <string>
 
 #include "codec/commit.h"
 #include "codec/id.h"
@@ -90,8 +89,7 @@ TEST_CASE("every apply-stage invalid fixture decodes, then apply refuses it for 
   CHECK(checked == 8);
 }
 
-TEST_CASE("a write outside a block is one commit, a block is one coalesced commit",
-          "[sync]") {
+TEST_CASE("a write outside a block is one commit, a block is one coalesced commit", "[sync]") {
   Document doc(Kind::kObject);
   std::vector<Commit> heard;
   doc.Watch([&](const Change& change) { heard.push_back(change.commit); });
@@ -104,7 +102,7 @@ TEST_CASE("a write outside a block is one commit, a block is one coalesced commi
     REQUIRE(doc.Set(doc.root(), "a", 2.0));
     REQUIRE(doc.Set(doc.root(), "a", 3.0));  // Same slot: net effect only.
     REQUIRE(doc.Set(doc.root(), "b", true));
-    REQUIRE(doc.Remove(doc.root(), "b"));    // Absent before and after.
+    REQUIRE(doc.Remove(doc.root(), "b"));  // Absent before and after.
     REQUIRE(doc.Set(doc.root(), "c", std::string("x")));
     return {};
   }));
@@ -122,8 +120,7 @@ TEST_CASE("a write outside a block is one commit, a block is one coalesced commi
   CHECK(heard.size() == 2);
 }
 
-TEST_CASE("a block that refuses rolls back every write and delivers nothing",
-          "[sync][refusal]") {
+TEST_CASE("a block that refuses rolls back every write and delivers nothing", "[sync][refusal]") {
   Document doc(Kind::kObject);
   REQUIRE(doc.Set(doc.root(), "keep", 1.0));
   const Snapshot before = TakeSnapshot(doc);
@@ -212,8 +209,7 @@ TEST_CASE("a new observable joins with its whole content as adds", "[sync]") {
   CHECK(doc.observable_count() == 3);
 }
 
-TEST_CASE("a detached observable leaves the document and comes back by id",
-          "[sync]") {
+TEST_CASE("a detached observable leaves the document and comes back by id", "[sync]") {
   Document doc(Kind::kObject);
   Observable& child = doc.Create(Kind::kObject);
   REQUIRE(doc.Set(child, "x", 1.0));
@@ -237,8 +233,7 @@ TEST_CASE("a detached observable leaves the document and comes back by id",
   CHECK(*doc.Find(id)->Get("x") == Value(1.0));
 }
 
-TEST_CASE("a watcher's reaction is a new commit, delivered after the current one",
-          "[sync]") {
+TEST_CASE("a watcher's reaction is a new commit, delivered after the current one", "[sync]") {
   Document doc(Kind::kObject);
   std::vector<std::string> order;
   doc.Watch([&](const Change& change) {
@@ -246,12 +241,11 @@ TEST_CASE("a watcher's reaction is a new commit, delivered after the current one
     order.push_back("first:" + key);
     if (key == "ping") REQUIRE(doc.Set(doc.root(), "pong", true));
   });
-  doc.Watch([&](const Change& change) {
-    order.push_back("second:" + change.commit.deltas[0].ref.key);
-  });
+  doc.Watch(
+      [&](const Change& change) { order.push_back("second:" + change.commit.deltas[0].ref.key); });
   REQUIRE(doc.Set(doc.root(), "ping", true));
-  CHECK(order == std::vector<std::string>{"first:ping", "second:ping", "first:pong",
-                                          "second:pong"});
+  CHECK(order ==
+        std::vector<std::string>{"first:ping", "second:ping", "first:pong", "second:pong"});
 }
 
 TEST_CASE("a replace that writes what is there delivers nothing", "[sync]") {
@@ -259,15 +253,13 @@ TEST_CASE("a replace that writes what is there delivers nothing", "[sync]") {
   REQUIRE(doc.Set(doc.root(), "a", 1.0));
   int heard = 0;
   doc.Watch([&](const Change&) { ++heard; });
-  Commit same{{{codec::DeltaType::kReplace, doc.root().id(), {Kind::kObject, "a"},
-                Value(1.0)}},
+  Commit same{{{codec::DeltaType::kReplace, doc.root().id(), {Kind::kObject, "a"}, Value(1.0)}},
               {}};
   REQUIRE(doc.Apply(same));
   CHECK(heard == 0);
 }
 
-TEST_CASE("reconcile to a target that moves X out of A and drops A applies",
-          "[sync][reconcile]") {
+TEST_CASE("reconcile to a target that moves X out of A and drops A applies", "[sync][reconcile]") {
   Document doc(Kind::kObject);
   Observable& a = doc.Create(Kind::kObject);
   Observable& b = doc.Create(Kind::kObject);
@@ -306,8 +298,7 @@ TEST_CASE("reconcile refuses another root", "[sync][reconcile][refusal]") {
   CHECK(codec::Name(root.error().reason) == "kind-conflict");
 }
 
-TEST_CASE("random edits in one block equal the same edits one commit each",
-          "[sync][property]") {
+TEST_CASE("random edits in one block equal the same edits one commit each", "[sync][property]") {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     INFO("seed " << seed);
     Document single(Kind::kObject);

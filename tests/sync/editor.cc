@@ -8,12 +8,18 @@ namespace aweft::sync::testing {
 
 Value Editor::Primitive() {
   switch (Pick(6)) {
-    case 0: return std::monostate{};
-    case 1: return Pick(2) == 0;
-    case 2: return static_cast<double>(Pick(1000)) - 500;
-    case 3: return 0.5 + static_cast<double>(Pick(100));
-    case 4: return std::string("t") + std::to_string(Pick(50));
-    default: return codec::Bytes{std::string(Pick(4), '\x07')};
+    case 0:
+      return std::monostate{};
+    case 1:
+      return Pick(2) == 0;
+    case 2:
+      return static_cast<double>(Pick(1000)) - 500;
+    case 3:
+      return 0.5 + static_cast<double>(Pick(100));
+    case 4:
+      return std::string("t") + std::to_string(Pick(50));
+    default:
+      return codec::Bytes{std::string(Pick(4), '\x07')};
   }
 }
 
@@ -40,7 +46,7 @@ Edit Editor::RandomEdit(Document& document) {
       const Kind kind = static_cast<Kind>(Pick(3));
       Observable& child = document.Create(kind);
       edit.push_back({child.id(), "", std::nullopt, kind});
-      std::string key = kind == Kind::kObject ? "k"
+      std::string key = kind == Kind::kObject  ? "k"
                         : kind == Kind::kArray ? std::string("\x01\x81\x01\x01\x01", 5)
                                                : std::string(child.id().view());
       edit.push_back({child.id(), key, Primitive(), std::nullopt});
@@ -69,7 +75,8 @@ Edit Editor::RandomEdit(Document& document) {
           if (auto r = document.Insert(*array, at, v); !r) return r;
           // The position Insert chose is the one at `at` now.
           edit.push_back({array->id(), array->PositionAt(at), v, std::nullopt});
-          if (move_from) return write(*document.Find(move_from->target), move_from->key, std::nullopt);
+          if (move_from)
+            return write(*document.Find(move_from->target), move_from->key, std::nullopt);
           return {};
         });
         if (!done) edit.clear();

@@ -3,13 +3,12 @@
 // document. Each bad input ends its own connection with a reason named by the
 // codec; nothing crashes or hangs, and the healthy link keeps converging.
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "codec/id.h"
 #include "sync/link.h"
@@ -56,35 +55,23 @@ std::vector<std::string> Samples(std::mt19937_64& rng) {
   codec::Id root, child;
   for (auto& b : root.bytes) b = static_cast<uint8_t>(rng());
   for (auto& b : child.bytes) b = static_cast<uint8_t>(rng());
-  const Commit one{{{DeltaType::kAdd,
-                     root,
-                     {Kind::kObject, "title"},
-                     Value(std::string("plan"))}},
+  const Commit one{{{DeltaType::kAdd, root, {Kind::kObject, "title"}, Value(std::string("plan"))}},
                    {}};
   const Commit two{
       {{DeltaType::kAdd,
         root,
         {Kind::kObject, "child"},
         Value(codec::Reference{codec::Edge::kAttach, Kind::kArray, child})},
-       {DeltaType::kAdd,
-        child,
-        {Kind::kArray, std::string("\x81\x01\x02\x03", 4)},
-        Value(2.5)},
-       {DeltaType::kReplace,
-        root,
-        {Kind::kObject, "n"},
-        Value(codec::Bytes{"\x00\x01"})}},
+       {DeltaType::kAdd, child, {Kind::kArray, std::string("\x81\x01\x02\x03", 4)}, Value(2.5)},
+       {DeltaType::kReplace, root, {Kind::kObject, "n"}, Value(codec::Bytes{"\x00\x01"})}},
       std::string("tag!")};
   const std::vector<codec::Frame> frames = {
-      codec::OpenFrame{1, "board",
-                       codec::RootRef{std::string(root.view()), Kind::kObject},
-                       false},
+      codec::OpenFrame{1, "board", codec::RootRef{std::string(root.view()), Kind::kObject}, false},
       codec::OpenFrame{2, "other", std::nullopt, true},
       codec::StateFrame{1, one},
       codec::StateFrame{1, std::nullopt},
       codec::CommitsFrame{1, 1, {one, two}},
-      codec::RefusedFrame{
-          1, 3, {{"not-here", "sealed", std::vector<std::string>{"sealed"}}}},
+      codec::RefusedFrame{1, 3, {{"not-here", "sealed", std::vector<std::string>{"sealed"}}}},
       codec::LeaveFrame{1},
       codec::FaultFrame{1, "left", "bye"},
   };
@@ -94,11 +81,8 @@ std::vector<std::string> Samples(std::mt19937_64& rng) {
 }
 
 // Random bytes, or a sample truncated, bit-flipped, grown or shrunk by a byte.
-std::string Mutate(std::mt19937_64& rng,
-                   const std::vector<std::string>& samples) {
-  auto pick = [&](size_t n) {
-    return std::uniform_int_distribution<size_t>(0, n - 1)(rng);
-  };
+std::string Mutate(std::mt19937_64& rng, const std::vector<std::string>& samples) {
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   std::string bytes = samples[pick(samples.size())];
   switch (pick(5)) {
     case 0: {
@@ -123,9 +107,8 @@ std::string Mutate(std::mt19937_64& rng,
   return bytes;
 }
 
-TEMPLATE_TEST_CASE(
-    "hostile frames end their own connection while a healthy link converges",
-    "[sync][hostile][refusal]", WebSocketKind, TcpKind) {
+TEMPLATE_TEST_CASE("hostile frames end their own connection while a healthy link converges",
+                   "[sync][hostile][refusal]", WebSocketKind, TcpKind) {
   Loopback<TestType> net;
   Node<TestType> node(net);
   auto healthy = net.Dial();
@@ -157,8 +140,7 @@ TEMPLATE_TEST_CASE(
     auto& connection = node.connections.back();
     if (!frame) {
       ++bad;
-      REQUIRE(RunUntil(
-          net.io, [&] { return connection.link->closed() && hostile_closed; }));
+      REQUIRE(RunUntil(net.io, [&] { return connection.link->closed() && hostile_closed; }));
       REQUIRE(connection.channel->end_reason());
       CHECK(connection.channel->end_reason()->reason == frame.error().reason);
       reasons.emplace(codec::Name(frame.error().reason));
@@ -167,19 +149,16 @@ TEMPLATE_TEST_CASE(
       // as it would any peer's.
       ++decoded;
       REQUIRE(RunUntil(net.io, [&] {
-        return connection.link->stats().frames_in == 1 ||
-               connection.link->closed();
+        return connection.link->stats().frames_in == 1 || connection.link->closed();
       }));
     }
     node.connections.pop_back();
     if (i % 8 == 0) {
       REQUIRE(copy.Set(copy.root(), "client" + std::to_string(i), 1.0 * i));
-      REQUIRE(
-          node.doc.Set(node.doc.root(), "node" + std::to_string(i), 1.0 * i));
+      REQUIRE(node.doc.Set(node.doc.root(), "node" + std::to_string(i), 1.0 * i));
     }
   }
-  REQUIRE(RunUntil(
-      net.io, [&] { return TakeSnapshot(copy) == TakeSnapshot(node.doc); }));
+  REQUIRE(RunUntil(net.io, [&] { return TakeSnapshot(copy) == TakeSnapshot(node.doc); }));
   CHECK_FALSE(board->ended());
   CHECK_FALSE(healthy->ended());
   CHECK(copy.root().size() == 40);
@@ -190,8 +169,7 @@ TEMPLATE_TEST_CASE(
   CHECK(reasons.size() >= 4);
 }
 
-TEST_CASE("a link over a WebSocket ignores text messages",
-          "[sync][websocket]") {
+TEST_CASE("a link over a WebSocket ignores text messages", "[sync][websocket]") {
   Loopback<WebSocketKind> net;
   auto [dialed, far] = net.Join();
   REQUIRE(far);

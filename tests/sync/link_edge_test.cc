@@ -1,13 +1,12 @@
 // The link where application code misbehaves or the channel goes away
 // (behaviour.md §7 items 24, 25, 28).
 
+#include <catch2/catch.hpp>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "sync/link.h"
 #include "sync/snapshot.h"
@@ -31,8 +30,7 @@ struct Chain {
       auto [x, y] = InProcessPair(scheduler);
       channels.push_back(std::move(x));
       channels.push_back(std::move(y));
-      links.push_back(
-          std::make_unique<Link>(*channels[channels.size() - 2], scheduler));
+      links.push_back(std::make_unique<Link>(*channels[channels.size() - 2], scheduler));
       links.push_back(std::make_unique<Link>(*channels.back(), scheduler));
     }
   }
@@ -43,9 +41,7 @@ struct Chain {
 
 std::vector<WireReason> RefuseNothing(const Commit&) { return {}; }
 
-bool Has(Document& doc, const std::string& key) {
-  return doc.root().Get(key) != nullptr;
-}
+bool Has(Document& doc, const std::string& key) { return doc.root().Get(key) != nullptr; }
 
 TEST_CASE(
     "accept throwing refuses with accept-threw at both ends and the rest of "
@@ -53,19 +49,17 @@ TEST_CASE(
     "[sync][link][refusal]") {
   Chain c(2);
   std::vector<Refused> at_a, at_b;
-  REQUIRE(c.left(0).Share(
-      "doc", c.docs[0].get(),
-      {.refused = [&](const Refused& r) { at_a.push_back(r); }}));
-  REQUIRE(c.right(0).Share(
-      "doc", c.docs[1].get(),
-      {.accept =
-           [](const Commit& commit) {
-             if (commit.deltas[0].ref.key == "bad") {
-               throw std::runtime_error("cannot judge bad");
-             }
-             return RefuseNothing(commit);
-           },
-       .refused = [&](const Refused& r) { at_b.push_back(r); }}));
+  REQUIRE(c.left(0).Share("doc", c.docs[0].get(),
+                          {.refused = [&](const Refused& r) { at_a.push_back(r); }}));
+  REQUIRE(c.right(0).Share("doc", c.docs[1].get(),
+                           {.accept =
+                                [](const Commit& commit) {
+                                  if (commit.deltas[0].ref.key == "bad") {
+                                    throw std::runtime_error("cannot judge bad");
+                                  }
+                                  return RefuseNothing(commit);
+                                },
+                            .refused = [&](const Refused& r) { at_b.push_back(r); }}));
   c.Run();
   const uint64_t frames_before = c.right(0).stats().frames_in;
   Document& one = *c.docs[0];
@@ -73,8 +67,7 @@ TEST_CASE(
   REQUIRE(one.Set(one.root(), "bad", 2.0));
   REQUIRE(one.Set(one.root(), "after", 3.0));
   c.Run();
-  CHECK(c.right(0).stats().frames_in ==
-        frames_before + 1);  // One frame of three.
+  CHECK(c.right(0).stats().frames_in == frames_before + 1);  // One frame of three.
   REQUIRE(at_a.size() == 1);
   REQUIRE(at_b.size() == 1);
   CHECK(at_a[0].mine);
@@ -102,8 +95,7 @@ TEST_CASE(
   Chain c(3);
   std::vector<Refused> refusals;
   auto handlers = [&] {
-    return ShareHandlers{
-        .refused = [&](const Refused& r) { refusals.push_back(r); }};
+    return ShareHandlers{.refused = [&](const Refused& r) { refusals.push_back(r); }};
   };
   REQUIRE(c.left(0).Share("doc", c.docs[0].get(), handlers()));
   REQUIRE(c.right(0).Share("doc", c.docs[1].get(), handlers()));
@@ -148,19 +140,16 @@ TEST_CASE(
   std::map<std::string, int> ready;
   auto handlers = [&](const std::string& who) {
     return ShareHandlers{
-        .fault = [&heard, who](
-                     const std::string& reason,
-                     const std::string&) { heard[who].push_back(reason); },
+        .fault = [&heard, who](const std::string& reason,
+                               const std::string&) { heard[who].push_back(reason); },
         .ready = [&ready, who](Document&) { ++ready[who]; }};
   };
   Document lonely(Kind::kObject);
   Shared* a_doc = *c.left(0).Share("doc", c.docs[0].get(), handlers("a-doc"));
-  Shared* a_waiting =
-      *c.left(0).Share("wanted", nullptr, handlers("a-waiting"));
+  Shared* a_waiting = *c.left(0).Share("wanted", nullptr, handlers("a-waiting"));
   Shared* a_lonely = *c.left(0).Share("lonely", &lonely, handlers("a-lonely"));
   Shared* b_doc = *c.right(0).Share("doc", c.docs[1].get(), handlers("b-doc"));
-  Shared* b_waiting =
-      *c.right(0).Share("other", nullptr, handlers("b-waiting"));
+  Shared* b_waiting = *c.right(0).Share("other", nullptr, handlers("b-waiting"));
   c.Run();
   REQUIRE(ready["a-doc"] == 1);
   REQUIRE(ready["b-doc"] == 1);

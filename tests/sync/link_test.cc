@@ -1,10 +1,9 @@
 #include "sync/link.h"
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "sync/snapshot.h"
 #include "sync/track.h"
@@ -35,8 +34,7 @@ Shared* Share(Link& link, const std::string& name, Document* doc = nullptr,
   return *shared;
 }
 
-TEST_CASE("track reports a received commit as landed and a reaction as local",
-          "[sync][link]") {
+TEST_CASE("track reports a received commit as landed and a reaction as local", "[sync][link]") {
   Document doc(Kind::kObject);
   std::vector<bool> landed;
   Tracker tracker(doc, [&](const Tracked& t) { landed.push_back(t.landed); });
@@ -47,14 +45,14 @@ TEST_CASE("track reports a received commit as landed and a reaction as local",
   REQUIRE(tracker.Receive(in));
   CHECK(landed == std::vector<bool>{true, false});
   // A received commit that changes nothing does not swallow the next local one.
-  Commit same{{{codec::DeltaType::kReplace, doc.root().id(), {Kind::kObject, "in"}, Value(1.0)}}, {}};
+  Commit same{{{codec::DeltaType::kReplace, doc.root().id(), {Kind::kObject, "in"}, Value(1.0)}},
+              {}};
   REQUIRE(tracker.Receive(same));
   REQUIRE(doc.Set(doc.root(), "local", 2.0));
   CHECK(landed == std::vector<bool>{true, false, false});
 }
 
-TEST_CASE("an empty end gets the whole document, then both trade commits",
-          "[sync][link]") {
+TEST_CASE("an empty end gets the whole document, then both trade commits", "[sync][link]") {
   for (bool empty_first : {false, true}) {
     Pair p;
     Document source(Kind::kObject);
@@ -90,8 +88,7 @@ TEST_CASE("two ends that both hold the document exchange no state", "[sync][link
   CHECK(p.b->stats().frames_in == 1);
 }
 
-TEST_CASE("commits made before the topic is live travel in one frame on go-live",
-          "[sync][link]") {
+TEST_CASE("commits made before the topic is live travel in one frame on go-live", "[sync][link]") {
   Pair p;
   Document one(Kind::kObject);
   auto copy = FromSnapshot(TakeSnapshot(one));
@@ -104,8 +101,7 @@ TEST_CASE("commits made before the topic is live travel in one frame on go-live"
   CHECK(TakeSnapshot(**copy) == TakeSnapshot(one));
 }
 
-TEST_CASE("a state moves the document without replacing its observables",
-          "[sync][link]") {
+TEST_CASE("a state moves the document without replacing its observables", "[sync][link]") {
   Pair p;
   Document one(Kind::kObject);
   Observable& child = one.Create(Kind::kObject);
@@ -136,16 +132,15 @@ TEST_CASE("accept refusals are reported at both ends and the next commit applies
   auto two = FromSnapshot(TakeSnapshot(one));
   std::vector<Refused> at_a, at_b;
   Share(*p.a, "doc", &one, {.refused = [&](const Refused& r) { at_a.push_back(r); }});
-  Share(*p.b, "doc", two->get(),
-        {.accept =
-             [](const Commit& c) -> std::vector<WireReason> {
-               if (c.deltas[0].ref.key == "secret") {
-                 return {{"not-here", "secret is not written here",
-                          std::vector<std::string>{"secret"}}};
-               }
-               return {};
-             },
-         .refused = [&](const Refused& r) { at_b.push_back(r); }});
+  Share(
+      *p.b, "doc", two->get(),
+      {.accept = [](const Commit& c) -> std::vector<WireReason> {
+         if (c.deltas[0].ref.key == "secret") {
+           return {{"not-here", "secret is not written here", std::vector<std::string>{"secret"}}};
+         }
+         return {};
+       },
+       .refused = [&](const Refused& r) { at_b.push_back(r); }});
   p.Run();
   REQUIRE(one.Atomic([&]() -> Result<void> { return {}; }));
   REQUIRE(one.Set(one.root(), "secret", 1.0));
@@ -173,8 +168,10 @@ TEST_CASE("different roots under one name fault root-mismatch at both ends",
   Pair p;
   Document one(Kind::kObject), two(Kind::kObject);
   std::string heard_a, heard_b;
-  Share(*p.a, "doc", &one, {.fault = [&](const std::string& r, const std::string&) { heard_a = r; }});
-  Share(*p.b, "doc", &two, {.fault = [&](const std::string& r, const std::string&) { heard_b = r; }});
+  Share(*p.a, "doc", &one,
+        {.fault = [&](const std::string& r, const std::string&) { heard_a = r; }});
+  Share(*p.b, "doc", &two,
+        {.fault = [&](const std::string& r, const std::string&) { heard_b = r; }});
   p.Run();
   CHECK(heard_a == "root-mismatch");
   CHECK(heard_b == "root-mismatch");
@@ -216,8 +213,9 @@ TEST_CASE("stop tells the other end left, and other topics carry on", "[sync][li
   Shared* first = Share(*p.a, "one", &one);
   Share(*p.a, "two", &two);
   std::string heard;
-  Shared* far_first = Share(*p.b, "one", nullptr,
-                            {.fault = [&](const std::string& r, const std::string&) { heard = r; }});
+  Shared* far_first =
+      Share(*p.b, "one", nullptr,
+            {.fault = [&](const std::string& r, const std::string&) { heard = r; }});
   Shared* far_two = Share(*p.b, "two");
   p.Run();
   first->Stop();
@@ -265,8 +263,7 @@ TEST_CASE("a hub forwards between links and a chain of three converges", "[sync]
   ManualScheduler scheduler;
   auto [ab1, ab2] = InProcessPair(scheduler);
   auto [bc1, bc2] = InProcessPair(scheduler);
-  Link a(*ab1, scheduler), b_left(*ab2, scheduler), b_right(*bc1, scheduler),
-      c(*bc2, scheduler);
+  Link a(*ab1, scheduler), b_left(*ab2, scheduler), b_right(*bc1, scheduler), c(*bc2, scheduler);
   Document origin(Kind::kObject);
   Share(a, "doc", &origin);
   Shared* middle = Share(b_left, "doc");
@@ -285,8 +282,7 @@ TEST_CASE("a hub forwards between links and a chain of three converges", "[sync]
   CHECK(heard_at_a == 2);  // Its own, and c's once: nothing looped back.
 }
 
-TEST_CASE("one link carries several documents with independent numbering",
-          "[sync][link]") {
+TEST_CASE("one link carries several documents with independent numbering", "[sync][link]") {
   Pair p;
   Document x(Kind::kObject), y(Kind::kArray), z(Kind::kMap);
   Share(*p.a, "x", &x);
@@ -333,7 +329,7 @@ TEST_CASE("an applier refusal is reported at both ends with the applier's reason
   Share(*p.a, "doc", &one, {.refused = [&](const Refused& r) { at_a.push_back(r); }});
   Share(*p.b, "doc", two->get(), {.refused = [&](const Refused& r) { at_b.push_back(r); }});
   p.Run();
-  REQUIRE((*two)->Remove((*two)->root(), "card"));  // b drops it...
+  REQUIRE((*two)->Remove((*two)->root(), "card"));    // b drops it...
   REQUIRE(one.Set(card, "title", std::string("x")));  // ...while a writes into it.
   p.Run();
   REQUIRE(at_b.size() == 1);
@@ -357,9 +353,9 @@ TEST_CASE("a refusal beyond the window is reported with its seq only, a recent o
   Share(a, "doc", &one, {.refused = [&](const Refused& r) { heard.push_back(r); }});
   bool refuse = false;
   Share(b, "doc", two->get(), {.accept = [&](const Commit&) -> std::vector<WireReason> {
-                                 if (refuse) return {{"not-now", "refused on purpose", std::nullopt}};
-                                 return {};
-                               }});
+          if (refuse) return {{"not-now", "refused on purpose", std::nullopt}};
+          return {};
+        }});
   scheduler.RunUntilIdle();
   refuse = true;
   for (int i = 0; i < 5; ++i) REQUIRE(one.Set(one.root(), "k" + std::to_string(i), 1.0 * i));

@@ -1,12 +1,11 @@
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
 #include <utility>
-
-#include <boost/asio/io_context.hpp>
 
 #include "sync/asio_scheduler.h"
 #include "sync/tcp.h"
@@ -20,19 +19,18 @@ namespace aweft::sync::testing {
 struct WebSocketKind {
   using Channel = WebSocketChannel;
   using Listener = WebSocketListener;
-  static std::unique_ptr<Channel> Dial(boost::asio::io_context& io,
-                                       Scheduler& scheduler, uint16_t port) {
-    return WebSocketChannel::Dial(
-        io.get_executor(), scheduler,
-        "ws://127.0.0.1:" + std::to_string(port) + "/");
+  static std::unique_ptr<Channel> Dial(boost::asio::io_context& io, Scheduler& scheduler,
+                                       uint16_t port) {
+    return WebSocketChannel::Dial(io.get_executor(), scheduler,
+                                  "ws://127.0.0.1:" + std::to_string(port) + "/");
   }
 };
 
 struct TcpKind {
   using Channel = TcpChannel;
   using Listener = TcpListener;
-  static std::unique_ptr<Channel> Dial(boost::asio::io_context& io,
-                                       Scheduler& scheduler, uint16_t port) {
+  static std::unique_ptr<Channel> Dial(boost::asio::io_context& io, Scheduler& scheduler,
+                                       uint16_t port) {
     return TcpChannel::Dial(io.get_executor(), scheduler, "127.0.0.1", port);
   }
 };
@@ -58,14 +56,9 @@ class Loopback {
       : scheduler(io.get_executor()),
         listener(
             io.get_executor(), scheduler, "127.0.0.1", 0,
-            [this](std::unique_ptr<Channel> c) {
-              accepted.push_back(std::move(c));
-            },
-            options) {}
+            [this](std::unique_ptr<Channel> c) { accepted.push_back(std::move(c)); }, options) {}
 
-  std::unique_ptr<Channel> Dial() {
-    return Kind::Dial(io, scheduler, listener.port());
-  }
+  std::unique_ptr<Channel> Dial() { return Kind::Dial(io, scheduler, listener.port()); }
 
   // Dials, and waits for the accepting end: {dialed, accepted}.
   std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join() {

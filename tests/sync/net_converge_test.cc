@@ -2,12 +2,11 @@
 // loopback: every link is a WebSocket or TCP connection, all on one
 // io_context.
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "tests/sync/converge.h"
 #include "tests/sync/loopback.h"
@@ -20,8 +19,7 @@ class SocketNetwork : public Network {
  public:
   Scheduler& scheduler() override { return net_.scheduler; }
 
-  std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join()
-      override {
+  std::pair<std::unique_ptr<Channel>, std::unique_ptr<Channel>> Join() override {
     auto [dialed, accepted] = net_.Join();
     return {std::move(dialed), std::move(accepted)};
   }
@@ -34,8 +32,7 @@ class SocketNetwork : public Network {
 
   // Quiet when nothing is ready to run and every frame sent has arrived.
   bool Settle(const std::function<bool()>& quiet) override {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < deadline) {
       net_.io.restart();
       if (net_.io.poll() > 0) continue;
@@ -50,13 +47,13 @@ class SocketNetwork : public Network {
   Loopback<Socket> net_;
 };
 
-TEMPLATE_TEST_CASE("ten seeds converge over sockets on loopback",
-                   "[sync][converge][net]", WebSocketKind, TcpKind) {
+TEMPLATE_TEST_CASE("ten seeds converge over sockets on loopback", "[sync][converge][net]",
+                   WebSocketKind, TcpKind) {
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     // Both shapes, 3 to 5 ends, a cut every other seed.
-    const Shape shape{seed * 7919, seed % 2 == 1,
-                      3 + static_cast<int>(seed % 3), 60, seed % 2 == 0};
+    const Shape shape{seed * 7919, seed % 2 == 1, 3 + static_cast<int>(seed % 3), 60,
+                      seed % 2 == 0};
     SocketNetwork<TestType> network;
     const Outcome outcome = Converge(network, shape);
     INFO(Describe(shape));

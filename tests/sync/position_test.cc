@@ -1,11 +1,10 @@
 #include "sync/position.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "codec/value.h"
 

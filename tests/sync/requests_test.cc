@@ -1,5 +1,8 @@
 #include "sync/requests.h"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -7,10 +10,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/json/parse.hpp>
-#include <catch2/catch.hpp>
 
 #include "sync/link.h"
 #include "sync/snapshot.h"
@@ -55,7 +54,9 @@ struct Loopback {
       io.run_for(5ms);
     }
   }
-  bool Connect() { return RunUntil([&] { return accepted != nullptr; }); }
+  bool Connect() {
+    return RunUntil([&] { return accepted != nullptr; });
+  }
 
   Requests Open(WebSocketChannel& channel) {
     auto requests = Requests::Open(channel, io.get_executor());
@@ -87,8 +88,7 @@ struct Outcome {
 };
 
 // Records the text messages a channel receives (a hand-written peer).
-std::vector<std::string>& RecordText(WebSocketChannel& channel,
-                                     std::vector<std::string>& texts) {
+std::vector<std::string>& RecordText(WebSocketChannel& channel, std::vector<std::string>& texts) {
   channel.OnText([&texts](const std::string& text) { texts.push_back(text); });
   return texts;
 }
@@ -98,8 +98,7 @@ void Echo(const std::string& name, const json::value& args, Reply reply) {
   reply.SendResult(name == "echo" ? args : json::value());
 }
 
-TEST_CASE("requests cross as JSON text frames, with null for what is absent",
-          "[sync][requests]") {
+TEST_CASE("requests cross as JSON text frames, with null for what is absent", "[sync][requests]") {
   Loopback net;
   REQUIRE(net.Connect());
   std::vector<std::string> wire;
@@ -152,10 +151,10 @@ TEST_CASE("progress arrives in order before the result, and none is sent after i
     net.dialed->SendText(R"({"id":2,"name":"ping","args":null})");
     REQUIRE(net.RunUntil([&] { return wire.size() >= 5; }));
     net.RunFor(30ms);
-    CHECK(wire == std::vector<std::string>{
-                      R"({"id":1,"progress":1})", R"({"id":1,"progress":2})",
-                      R"({"id":1,"progress":3})", R"({"id":1,"result":"done"})",
-                      R"({"id":2,"result":"pong"})"});
+    CHECK(wire == std::vector<std::string>{R"({"id":1,"progress":1})", R"({"id":1,"progress":2})",
+                                           R"({"id":1,"progress":3})",
+                                           R"({"id":1,"result":"done"})",
+                                           R"({"id":2,"result":"pong"})"});
   }
   SECTION("at the asking end") {
     Requests asks = net.Open(*net.dialed);
@@ -190,7 +189,8 @@ TEST_CASE("an answerer's error crosses with its reason, message and reasons",
   asks.Ask("crash", nullptr, crash.Done());
   asks.Ask("busy", nullptr, busy.Done());
   asks.Ask("blank", nullptr, blank.Done());
-  REQUIRE(net.RunUntil([&] { return quota.result && crash.result && busy.result && blank.result; }));
+  REQUIRE(
+      net.RunUntil([&] { return quota.result && crash.result && busy.result && blank.result; }));
   REQUIRE_FALSE(quota.ok());
   // The remote message is kept word for word.
   CHECK(quota.error() == RequestError{"quota", "over the daily limit, said the far end", why});
@@ -221,9 +221,8 @@ TEST_CASE("a request nobody answers is missing, and a second answerer is refused
   REQUIRE_FALSE(second);
   CHECK(codec::Name(second.error().reason) == "answering");
   (*first)();
-  auto third = answering.Answer([](const std::string&, const json::value&, Reply reply) {
-    reply.SendResult("third");
-  });
+  auto third = answering.Answer(
+      [](const std::string&, const json::value&, Reply reply) { reply.SendResult("third"); });
   REQUIRE(third);
   (*first)();  // An old unregister function leaves the new answerer alone.
   Outcome answered = Ask("report");
@@ -267,9 +266,8 @@ TEST_CASE("the socket closing fails pending and later asks with closed",
   Requests answering = net.Open(*net.accepted);
   Requests asks = net.Open(*net.dialed);
   std::optional<Reply> held;
-  REQUIRE(answering.Answer([&](const std::string&, const json::value&, Reply reply) {
-    held.emplace(reply);
-  }));
+  REQUIRE(answering.Answer(
+      [&](const std::string&, const json::value&, Reply reply) { held.emplace(reply); }));
 
   Outcome pending;
   asks.Ask("slow", nullptr, pending.Done());
@@ -387,9 +385,8 @@ TEST_CASE("a link's commits and requests share one socket", "[sync][requests][we
   Outcome asked, back;
   client_requests.Ask("done?", nullptr, asked.Done());
   server_requests.Ask("echo", "hello", back.Done());
-  REQUIRE(net.RunUntil([&] {
-    return source.root().Get("done") != nullptr && asked.result && back.result;
-  }));
+  REQUIRE(net.RunUntil(
+      [&] { return source.root().Get("done") != nullptr && asked.result && back.result; }));
   CHECK(asked.ok());
   REQUIRE(back.ok());
   CHECK(back.value() == "hello");
@@ -397,8 +394,9 @@ TEST_CASE("a link's commits and requests share one socket", "[sync][requests][we
   CHECK_FALSE(net.dialed->ended());
 }
 
-TEST_CASE("a text that is not a request frame closes the socket, while stray answers and binary do not",
-          "[sync][requests][refusal]") {
+TEST_CASE(
+    "a text that is not a request frame closes the socket, while stray answers and binary do not",
+    "[sync][requests][refusal]") {
   const std::string bad = GENERATE(as<std::string>(), "not json", R"("text")", "[1,2]", "null",
                                    R"({"id":"1","result":1})", R"({"id":1})");
   Loopback net;
@@ -504,7 +502,8 @@ TEST_CASE("a malformed error fails the ask with failed, and a missing message is
   CHECK(outcomes[0].error().reason == "failed");
   CHECK(outcomes[1].error().reason == "failed");
   CHECK(outcomes[2].error() == RequestError{"nope", "nope", {}});
-  CHECK(outcomes[3].error() == RequestError{"x", "m",
+  CHECK(outcomes[3].error() == RequestError{"x",
+                                            "m",
                                             {{"c", "d", std::nullopt},
                                              {"e", "f", std::nullopt},
                                              {"g", "h", std::vector<std::string>{"p"}}}});
@@ -524,9 +523,8 @@ TEST_CASE("concurrent asks from both ends keep their ids apart", "[sync][request
     // Answered in reverse: each answer finds its own ask by id.
     for (auto it = held.rbegin(); it != held.rend(); ++it) it->second.SendResult(it->first);
   }));
-  REQUIRE(client.Answer([](const std::string&, const json::value&, Reply reply) {
-    reply.SendResult("client");
-  }));
+  REQUIRE(client.Answer(
+      [](const std::string&, const json::value&, Reply reply) { reply.SendResult("client"); }));
 
   Outcome from_client, from_server;
   client.Ask("who", nullptr, from_client.Done());  // Both are id 1.
@@ -545,9 +543,10 @@ TEST_CASE("concurrent asks from both ends keep their ids apart", "[sync][request
   }
 }
 
-TEST_CASE("a second Requests on one socket is refused duplicate until the first stops or the "
-          "socket ends",
-          "[sync][requests][refusal]") {
+TEST_CASE(
+    "a second Requests on one socket is refused duplicate until the first stops or the "
+    "socket ends",
+    "[sync][requests][refusal]") {
   Loopback net;
   REQUIRE(net.Connect());
 

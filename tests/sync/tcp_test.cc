@@ -4,14 +4,13 @@
 #include "sync/tcp.h"
 
 #include <array>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "sync/link.h"
 #include "sync/snapshot.h"
@@ -22,16 +21,13 @@ namespace {
 
 namespace asio = boost::asio;
 
-uint64_t TopicOf(const codec::Frame& frame) {
-  return std::get<codec::LeaveFrame>(frame).topic;
-}
+uint64_t TopicOf(const codec::Frame& frame) { return std::get<codec::LeaveFrame>(frame).topic; }
 
 bool StartsWith(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
 }
 
-TEST_CASE("a link over TCP on loopback shares and trades commits",
-          "[sync][tcp]") {
+TEST_CASE("a link over TCP on loopback shares and trades commits", "[sync][tcp]") {
   Loopback<TcpKind> net;
   auto dialed = net.Dial();
   Link client(*dialed, net.scheduler);
@@ -46,8 +42,7 @@ TEST_CASE("a link over TCP on loopback shares and trades commits",
   Document& copy = *(*shared)->document();
   CHECK(TakeSnapshot(copy) == TakeSnapshot(source));
   REQUIRE(copy.Set(copy.root(), "done", true));
-  REQUIRE(
-      RunUntil(net.io, [&] { return source.root().Get("done") != nullptr; }));
+  REQUIRE(RunUntil(net.io, [&] { return source.root().Get("done") != nullptr; }));
   CHECK(TakeSnapshot(copy) == TakeSnapshot(source));
   client.Close();
   REQUIRE(RunUntil(net.io, [&] { return server.closed(); }));
@@ -73,8 +68,7 @@ TEMPLATE_TEST_CASE("a socket channel delivers in order and never inside Send",
   });
   std::vector<uint64_t> back;
   dialed->Receive([&](const codec::Frame& f) { back.push_back(TopicOf(f)); });
-  REQUIRE(
-      RunUntil(net.io, [&] { return got.size() == 4 && back.size() == 1; }));
+  REQUIRE(RunUntil(net.io, [&] { return got.size() == 4 && back.size() == 1; }));
   CHECK(got == std::vector<uint64_t>{1, 2, 3, 4});
   CHECK(back == std::vector<uint64_t>{99});
   // On an open connection too: nothing arrives inside Send.
@@ -102,8 +96,7 @@ TEMPLATE_TEST_CASE(
   dialed->Close();                     // Twice is fine.
   dialed->Send(codec::LeaveFrame{2});  // After the end: nothing.
   CHECK(dialed_closed == 0);           // Told on a later turn.
-  REQUIRE(
-      RunUntil(net.io, [&] { return far_closed == 1 && dialed_closed == 1; }));
+  REQUIRE(RunUntil(net.io, [&] { return far_closed == 1 && dialed_closed == 1; }));
   CHECK(heard == 0);
   CHECK(unsubscribed == 0);
   int late = 0;
@@ -115,9 +108,8 @@ TEMPLATE_TEST_CASE(
   CHECK(far_closed == 1);
 }
 
-TEMPLATE_TEST_CASE(
-    "undecodable bytes end a socket channel at both ends, not the process",
-    "[sync][channel][tcp][websocket][refusal]", WebSocketKind, TcpKind) {
+TEMPLATE_TEST_CASE("undecodable bytes end a socket channel at both ends, not the process",
+                   "[sync][channel][tcp][websocket][refusal]", WebSocketKind, TcpKind) {
   Loopback<TestType> net;
   auto [dialed, far] = net.Join();
   REQUIRE(far);
@@ -133,19 +125,15 @@ TEMPLATE_TEST_CASE(
 // A plain socket to a TCP listener, for bytes no channel would send.
 struct RawClient {
   explicit RawClient(Loopback<TcpKind>& net) : socket(net.io) {
-    asio::ip::tcp::endpoint to(asio::ip::make_address("127.0.0.1"),
-                               net.listener.port());
+    asio::ip::tcp::endpoint to(asio::ip::make_address("127.0.0.1"), net.listener.port());
     socket.connect(to);
   }
-  void Write(const std::string& bytes) {
-    asio::write(socket, asio::buffer(bytes));
-  }
+  void Write(const std::string& bytes) { asio::write(socket, asio::buffer(bytes)); }
   asio::ip::tcp::socket socket;
 };
 
-TEST_CASE(
-    "a TCP frame longer than the limit ends the channel before it is read",
-    "[sync][tcp][refusal]") {
+TEST_CASE("a TCP frame longer than the limit ends the channel before it is read",
+          "[sync][tcp][refusal]") {
   Loopback<TcpKind> net(TcpChannel::Options{.max_frame = 1024});
   RawClient raw(net);
   REQUIRE(RunUntil(net.io, [&] { return !net.accepted.empty(); }));
@@ -179,8 +167,7 @@ TEST_CASE(
   far.Closed([&] { closed = true; });
   const std::string length("\0\0\0", 3);
   raw.Write(length + static_cast<char>(leave.size()) + leave);
-  raw.Write(length + static_cast<char>(leave.size()) +
-            leave.substr(0, 1));  // Half a frame.
+  raw.Write(length + static_cast<char>(leave.size()) + leave.substr(0, 1));  // Half a frame.
   raw.socket.close();
   REQUIRE(RunUntil(net.io, [&] { return closed; }));
   REQUIRE(got.size() == 1);
@@ -190,8 +177,7 @@ TEST_CASE(
   CHECK(far.end_reason()->message == "the connection ended inside a frame");
 }
 
-TEST_CASE("a TCP channel closed while connecting still sends what it held",
-          "[sync][tcp]") {
+TEST_CASE("a TCP channel closed while connecting still sends what it held", "[sync][tcp]") {
   Loopback<TcpKind> net;
   auto dialed = net.Dial();
   dialed->Send(codec::LeaveFrame{1});

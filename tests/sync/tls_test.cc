@@ -3,12 +3,11 @@
 
 #include "sync/tls.h"
 
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
-#include <catch2/catch.hpp>
 
 #include "sync/link.h"
 #include "sync/snapshot.h"
@@ -34,13 +33,14 @@ bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done) {
 struct TlsServer {
   explicit TlsServer(boost::asio::io_context& io)
       : scheduler(io.get_executor()),
-        listener(io.get_executor(), scheduler, "127.0.0.1", 0,
-                 [this](std::unique_ptr<WebSocketChannel> c) { accepted = std::move(c); },
-                 [] {
-                   WebSocketChannel::Options options;
-                   options.tls = ServerTls(kCert, kKey);
-                   return options;
-                 }()) {}
+        listener(
+            io.get_executor(), scheduler, "127.0.0.1", 0,
+            [this](std::unique_ptr<WebSocketChannel> c) { accepted = std::move(c); },
+            [] {
+              WebSocketChannel::Options options;
+              options.tls = ServerTls(kCert, kKey);
+              return options;
+            }()) {}
   std::string url(const std::string& host = "127.0.0.1") const {
     return "wss://" + host + ":" + std::to_string(listener.port()) + "/";
   }
@@ -80,9 +80,10 @@ TEST_CASE("a link over wss:// on loopback shares and trades commits", "[sync][tl
   }
 }
 
-TEST_CASE("a wss:// dial refuses a certificate it does not trust, and plain ws:// to a TLS "
-          "port fails",
-          "[sync][tls][refusal]") {
+TEST_CASE(
+    "a wss:// dial refuses a certificate it does not trust, and plain ws:// to a TLS "
+    "port fails",
+    "[sync][tls][refusal]") {
   boost::asio::io_context io;
   TlsServer server(io);
   SECTION("another self-signed certificate is trusted, not this one") {
@@ -101,9 +102,9 @@ TEST_CASE("a wss:// dial refuses a certificate it does not trust, and plain ws:/
     CHECK(dialed->end_reason()->message.find("certificate verify failed") != std::string::npos);
   }
   SECTION("plain WebSocket to the TLS port") {
-    auto dialed = WebSocketChannel::Dial(io.get_executor(), server.scheduler,
-                                         "ws://127.0.0.1:" +
-                                             std::to_string(server.listener.port()) + "/");
+    auto dialed =
+        WebSocketChannel::Dial(io.get_executor(), server.scheduler,
+                               "ws://127.0.0.1:" + std::to_string(server.listener.port()) + "/");
     REQUIRE(RunUntil(io, [&] { return dialed->ended(); }));
     REQUIRE(dialed->end_reason());
     CHECK(dialed->end_reason()->reason == codec::Reason::kClosed);
@@ -115,8 +116,7 @@ TEST_CASE("a wss:// dial refuses a certificate it does not trust, and plain ws:/
 TEST_CASE("unreadable or mismatched TLS files are refused with the file and the fix",
           "[sync][tls][refusal]") {
   CHECK_THROWS_WITH(ServerTls("/nonexistent/cert.pem", kKey),
-                    Catch::Contains("/nonexistent/cert.pem") &&
-                        Catch::Contains("tls.cert_file"));
+                    Catch::Contains("/nonexistent/cert.pem") && Catch::Contains("tls.cert_file"));
   CHECK_THROWS_WITH(ServerTls(kOtherCert, kKey),
                     Catch::Contains("cannot use private key") && Catch::Contains("tls.key_file"));
   CHECK_THROWS_WITH(ClientTls("/nonexistent/ca.pem"),

@@ -1,12 +1,11 @@
 #include "sync/websocket.h"
 
-#include <chrono>
-#include <vector>
-#include <memory>
-#include <string>
-
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "sync/link.h"
 #include "sync/snapshot.h"
@@ -25,8 +24,7 @@ bool RunUntil(boost::asio::io_context& io, F done) {
   return done();
 }
 
-TEST_CASE("a link over a WebSocket on loopback shares and trades commits",
-          "[sync][websocket]") {
+TEST_CASE("a link over a WebSocket on loopback shares and trades commits", "[sync][websocket]") {
   boost::asio::io_context io;
   AsioScheduler scheduler(io.get_executor());
   std::unique_ptr<WebSocketChannel> accepted;
@@ -67,7 +65,7 @@ TEST_CASE("undecodable bytes end the WebSocket channel, not the process",
   accepted->OnText([&](const std::string& t) { text = t; });
   dialed->SendText("{\"id\":1,\"name\":\"hello\"}");
   REQUIRE(RunUntil(io, [&] { return !text.empty(); }));  // Text passes by.
-  dialed->SendBinary("\x64open");  // The text "open": not a frame.
+  dialed->SendBinary("\x64open");                        // The text "open": not a frame.
   REQUIRE(RunUntil(io, [&] { return client_closed; }));
   REQUIRE(RunUntil(io, [&] { return server_closed; }));
   REQUIRE(accepted->end_reason());
