@@ -3,9 +3,9 @@
 #include <boost/json/value.hpp>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "codec/refusal.h"
+#include "codec/result.h"
 
 // Error answers of the admin endpoint: JSON {reason, message, fix} with an
 // HTTP status (docs/admin.md, "Errors").
@@ -46,22 +46,12 @@ Problem MakeProblem(const codec::Refusal& refusal);
 // truncated in a request body is the client's fault: 400).
 Problem MakeProblem(const codec::Refusal& refusal, int status);
 
-// What a route answers: a JSON body, or a Problem.
-class [[nodiscard]] Answer {
+// What a route answers: a JSON body, or a Problem (a codec refusal becomes
+// one by MakeProblem).
+class [[nodiscard]] Answer : public codec::Result<boost::json::value, Problem> {
  public:
-  Answer(boost::json::value value) : state_(std::move(value)) {}                       // NOLINT
-  Answer(boost::json::object value) : state_(boost::json::value(std::move(value))) {}  // NOLINT
-  Answer(Problem problem) : state_(std::move(problem)) {}                              // NOLINT
-  Answer(const codec::Refusal& refusal) : state_(MakeProblem(refusal)) {}              // NOLINT
-
-  bool has_value() const { return state_.index() == 0; }
-  explicit operator bool() const { return has_value(); }
-  const boost::json::value& operator*() const { return std::get<0>(state_); }
-  const boost::json::value* operator->() const { return &std::get<0>(state_); }
-  const Problem& error() const { return std::get<1>(state_); }
-
- private:
-  std::variant<boost::json::value, Problem> state_;
+  using Result::Result;
+  Answer(const codec::Refusal& refusal) : Result(MakeProblem(refusal)) {}  // NOLINT
 };
 
 }  // namespace aweft::admin

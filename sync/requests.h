@@ -8,7 +8,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "codec/frame.h"
@@ -30,20 +29,7 @@ struct RequestError {
 };
 
 // What an ask ends with: the answer's result, or the error that replaced it.
-class [[nodiscard]] AskResult {
- public:
-  AskResult(boost::json::value value) : state_(std::move(value)) {}  // NOLINT
-  AskResult(RequestError error) : state_(std::move(error)) {}        // NOLINT
-
-  bool has_value() const { return state_.index() == 0; }
-  explicit operator bool() const { return has_value(); }
-  const boost::json::value& operator*() const { return std::get<0>(state_); }
-  const boost::json::value* operator->() const { return &std::get<0>(state_); }
-  const RequestError& error() const { return std::get<1>(state_); }
-
- private:
-  std::variant<boost::json::value, RequestError> state_;
-};
+using AskResult = codec::Result<boost::json::value, RequestError>;
 
 // Thrown by an answerer to answer with a reason of its own (and, optionally,
 // a list of reasons). Any other std::exception answers `failed` with its
