@@ -98,10 +98,7 @@ void Client::Watch(const std::string& name, Entry& entry) {
     auto it = entries_.find(name);
     if (it == entries_.end()) return;
     Entry& e = it->second;
-    if (e.landing) {  // The first delivery while landing is what arrived.
-      e.landing = false;
-      return;
-    }
+    if (e.shared && e.shared->Carried(change)) return;  // From the node.
     if (e.replaying) return;
     Hold(e, change.commit);
     Confirm();
@@ -291,14 +288,6 @@ void Client::Attach(const std::string& name) {
         if (e != (*a)->entries_.end()) (*a)->OnRefused(e->second, refused);
       }
       if (user_refused) user_refused(refused);
-    };
-    auto user_landing = entry.handlers.landing;
-    handlers.landing = [self, name, user_landing](bool on) {
-      if (auto a = self.lock(); a && *a) {
-        auto e = (*a)->entries_.find(name);
-        if (e != (*a)->entries_.end()) e->second.landing = on;
-      }
-      if (user_landing) user_landing(on);
     };
     handlers.synced = [self, name, user_synced, user_ready](sync::Document& document) {
       auto a = self.lock();

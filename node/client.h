@@ -153,7 +153,6 @@ class Client {
     // none of this entry's commits (the resync would drop them).
     bool sending = false;
     bool replaying = false;
-    bool landing = false;  // A commit from the node is being applied.
   };
 
   void Connect();

@@ -45,8 +45,14 @@ struct LoopContext {
 // A loop takes a connection the listener placed on its thread, checks its
 // address count and token, runs its link and requests, opens, serves and
 // declines what it shares, answers has, hello and durable, and drops it
-// when it ends. Its links send through `sends`: what they forward is
-// stored first. Everything here runs on the loop's thread.
+// when it ends. Everything here runs on the loop's thread.
+//
+// Durable before forwarded rests on one barrier, `sends`: work posted to it
+// runs only once every commit that entered a document on this thread before
+// the Post is stored (the home thread's DurableScheduler, a shard's
+// ForwardScheduler over it). The links send through it, and the `durable`
+// answer is posted to it, so a client told `durable` and a client sent a
+// commit both wait for the same stored batch.
 class Loop {
  public:
   struct Connection {

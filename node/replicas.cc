@@ -140,9 +140,6 @@ void Replicas::MakeReplica(const std::string& name, uint64_t generation,
     it->second.resyncing = false;
     if (std::exchange(it->second.resync_again, false)) Resync(name);
   };
-  handlers.landing = [this, name](bool on) {
-    if (auto it = replicas_.find(name); it != replicas_.end()) it->second.landing = on;
-  };
   // No document: the home end's state makes it, with the same ids.
   auto topic = replica.link->Share(name, nullptr, std::move(handlers));
   replica.topic = topic ? *topic : nullptr;
@@ -190,8 +187,7 @@ void Replicas::Guard(const std::string& name, const sync::Change& change) {
   auto it = replicas_.find(name);
   if (it == replicas_.end()) return;
   Replica& replica = it->second;
-  if (replica.landing) {  // From home: the first delivery while landing.
-    replica.landing = false;
+  if (replica.topic && replica.topic->Carried(change)) {  // From home.
     for (const codec::Delta& delta : change.commit.deltas) {
       if (replica.unapplied.count(SlotKey(delta))) return Resync(name);
     }

@@ -62,7 +62,6 @@ class Replicas : public Documents {
     std::map<std::string, uint64_t> unapplied;
     uint64_t epoch = 0;
     bool barrier_posted = false;
-    bool landing = false;  // A commit from home is being applied.
     bool watching = false;
     // Opens waiting for its state: told the document, or null.
     std::vector<std::function<void(sync::Document*)>> waiting;

@@ -106,7 +106,7 @@ const Value* Document::Current(const Delta& d) const {
   return it == index_.end() ? nullptr : it->second->Get(d.ref.key);
 }
 
-Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
+Result<void> Document::ApplyCommit(const Commit& commit, bool local, const void* origin) {
   const std::vector<Delta>& deltas = commit.deltas;
   if (deltas.empty()) return Refusal{Reason::kEmptyCommit, "the commit has no delta"};
   if (!local) {
@@ -142,7 +142,7 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local) {
       if (written.targets[i]) delivered->deltas.push_back(deltas[i]);
     }
   }
-  if (!watchers_.empty()) Deliver(std::move(delivered), std::move(undo), local);
+  if (!watchers_.empty()) Deliver(std::move(delivered), std::move(undo), local, origin);
   return {};
 }
 

@@ -368,11 +368,11 @@ Result<void> Document::Close() {
   return applied;
 }
 
-Result<void> Document::Apply(const Commit& commit) {
+Result<void> Document::Apply(const Commit& commit, const void* origin) {
   if (depth_ > 0) {
     return Refusal{Reason::kInvalidWrite, "a commit cannot be applied inside an open transaction"};
   }
-  return ApplyCommit(commit, /*local=*/false);
+  return ApplyCommit(commit, /*local=*/false, origin);
 }
 
 // --- Watching and delivery
@@ -402,9 +402,9 @@ const std::shared_ptr<const std::string>& Change::Bytes() const {
 }
 
 void Document::Deliver(std::shared_ptr<const Commit> commit, std::shared_ptr<const Commit> undo,
-                       bool local) {
+                       bool local, const void* origin) {
   auto delivered = std::make_shared<const Delivered>(
-      Delivered{std::move(commit), std::move(undo), local, nullptr});
+      Delivered{std::move(commit), std::move(undo), local, origin, nullptr});
   for (const auto& [handle, registration] : watchers_) {
     delivery.jobs.push_back({this, handle, delivered});
   }
@@ -419,7 +419,7 @@ void Document::Deliver(std::shared_ptr<const Commit> commit, std::shared_ptr<con
     std::shared_ptr<const Watcher> watcher = it->second.watcher;
     const Delivered& d = *job.delivered;
     try {
-      (*watcher)(Change{*d.commit, it->second.undo ? d.undo.get() : nullptr, d.local, d});
+      (*watcher)(Change{*d.commit, it->second.undo ? d.undo.get() : nullptr, d.local, d.origin, d});
     } catch (...) {
       if (!first) first = std::current_exception();
     }

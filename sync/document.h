@@ -92,6 +92,7 @@ struct Delivered {
   std::shared_ptr<const Commit> commit;
   std::shared_ptr<const Commit> undo;
   bool local = false;
+  const void* origin = nullptr;  // Apply()'s `origin`.
   // Encoded on the first Bytes() of a change.
   mutable std::shared_ptr<const std::string> bytes;
 };
@@ -100,6 +101,10 @@ struct Change {
   const Commit& commit;
   const Commit* undo;
   bool local;  // Made by a write here, not by Apply().
+  // What applied it: Apply()'s `origin` (a link's topic, say), so that a
+  // watcher tells what arrived over one link from the rest, however
+  // deliveries queue. Null for a write here, and an Apply() that named none.
+  const void* origin;
   const Delivered& delivered;
   // The commit's canonical bytes, encoded once for all watchers; null if it
   // has no encoding (a document only delivers commits that have one).
@@ -188,9 +193,10 @@ class Document {
   // Applies a commit made elsewhere: validates every delta (kind-conflict,
   // multiple-attach, unreachable, slot-exists, slot-missing, and the wire
   // rules for an in-process commit), then writes them all, then delivers
-  // once. On refusal the document is untouched. A commit that changes
-  // nothing delivers nothing. REQUIRES: no Atomic() block is open.
-  Result<void> Apply(const Commit& commit);
+  // once, naming `origin` (Change::origin). On refusal the document is
+  // untouched. A commit that changes nothing delivers nothing. REQUIRES: no
+  // Atomic() block is open.
+  Result<void> Apply(const Commit& commit, const void* origin = nullptr);
 
   // --- Watching.
 
@@ -211,7 +217,7 @@ class Document {
   Result<void> Close();
   void Rollback();
   std::optional<Commit> BuildCommit();
-  Result<void> ApplyCommit(const Commit& commit, bool local);
+  Result<void> ApplyCommit(const Commit& commit, bool local, const void* origin = nullptr);
   // ApplyCommit's phases (sync/apply.cc), in order. The checks read the
   // document only; `Homes` maps each child a commit attaches to its new
   // parent.
@@ -237,8 +243,8 @@ class Document {
   // The value in the slot `delta` names, or null.
   const Value* Current(const Delta& delta) const;
   Observable* Materialize(const Id& id, Kind kind);
-  void Deliver(std::shared_ptr<const Commit> commit, std::shared_ptr<const Commit> undo,
-               bool local);
+  void Deliver(std::shared_ptr<const Commit> commit, std::shared_ptr<const Commit> undo, bool local,
+               const void* origin);
 
   std::shared_ptr<void> lifetime_ = std::make_shared<char>();
   Observable* root_;

@@ -26,6 +26,8 @@ std::string Topic(uint64_t n) { return "topic " + std::to_string(n); }
 
 // --- Shared
 
+bool Shared::Carried(const Change& change) const { return tracker_ && tracker_->Landed(change); }
+
 void Shared::Resync() {
   if (ended_ || !link_ || link_->closed_) return;
   wanted_ = true;

@@ -45,8 +45,8 @@ struct ShareHandlers {
   // A state this end asked for (by sharing none, or Resync) has been applied.
   std::function<void(Document&)> synced = {};
   // Called with true just before a commit from the other end is applied,
-  // and with false just after: the first delivery in between is it (for an
-  // application that must tell what arrived over this link from the rest).
+  // and with false just after (to tell what arrived over this link from
+  // the rest, Shared::Carried() is simpler).
   std::function<void(bool)> landing = {};
 };
 
@@ -75,6 +75,9 @@ class Shared {
   // Why it ended, once it has.
   const std::string& end_reason() const { return end_reason_; }
 
+  // True for a delivery of the document that this topic applied: what
+  // arrived over the link (a commit, or the move to the other end's state).
+  bool Carried(const Change& change) const;
   // Asks the other end for its state: this end's document moves to it by
   // reconcile (identity kept).
   void Resync();

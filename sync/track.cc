@@ -6,9 +6,7 @@ Tracker::Tracker(Document& document, Callback on)
     : document_(document), lifetime_(document.lifetime()), on_(std::move(on)) {
   handle_ = document_.Watch(
       [this](const Change& change) {
-        const bool landed = arriving_ == 1 && !change.local;
-        if (landed) arriving_ = 0;
-        on_(Tracked{change.commit, change.undo, landed, change});
+        on_(Tracked{change.commit, change.undo, change.origin == this, change});
       },
       /*undo=*/true);
 }
@@ -21,19 +19,6 @@ void Tracker::Stop() {
   handle_ = 0;
 }
 
-Result<void> Tracker::Receive(const Commit& commit) {
-  arriving_ = 1;
-  Result<void> result;
-  try {
-    result = document_.Apply(commit);
-  } catch (...) {
-    arriving_ = 0;
-    throw;
-  }
-  // A commit that changed nothing delivered nothing: don't let the count
-  // swallow the next local commit.
-  arriving_ = 0;
-  return result;
-}
+Result<void> Tracker::Receive(const Commit& commit) { return document_.Apply(commit, this); }
 
 }  // namespace aweft::sync

@@ -19,8 +19,8 @@ struct Tracked {
 // Follows one document's commits, with echo suppression (behaviour.md §2.10):
 // a commit applied through Receive() is reported as landed, and everything
 // else, including a watcher's reaction to an arriving commit, as made here.
-// Landed is told by counting deliveries, not by a flag held across the call,
-// so a reaction (delivered after the received commit) ships.
+// Landed is told by the delivery's origin (this tracker), so a reaction,
+// delivered after the received commit, ships.
 // Not thread-safe; the document's thread only. Receive() must not be called
 // from inside a watcher.
 class Tracker {
@@ -33,8 +33,11 @@ class Tracker {
   Tracker(const Tracker&) = delete;
   Tracker& operator=(const Tracker&) = delete;
 
-  // Applies a commit made elsewhere; refuses as Document::Apply() does.
+  // Applies a commit made elsewhere, with this tracker as its origin
+  // (Change::origin); refuses as Document::Apply() does.
   Result<void> Receive(const Commit& commit);
+  // True for a delivery Receive() applied.
+  bool Landed(const Change& change) const { return change.origin == this; }
 
   // Stops watching; no callback after this.
   void Stop();
@@ -46,7 +49,6 @@ class Tracker {
   std::weak_ptr<void> lifetime_;
   Callback on_;
   uint64_t handle_ = 0;
-  int arriving_ = 0;  // 1 while Receive() applies; the first delivery is it.
 };
 
 }  // namespace aweft::sync

@@ -45,6 +45,30 @@ std::unique_ptr<Document> Build(const Snapshot& snapshot) {
   return std::move(*built);
 }
 
+TEST_CASE("a delivery names what applied it, even when it waits in the queue", "[sync][document]") {
+  Document a(codec::Kind::kObject), b(codec::Kind::kObject);
+  const int link_a = 0, link_b = 0;  // Two origins, told apart by address.
+  std::vector<std::pair<std::string, const void*>> heard;
+  b.Watch([&](const Change& change) {
+    heard.emplace_back(change.commit.deltas[0].ref.key, change.origin);
+  });
+  // While a's delivery drains, b applies one commit from link_b and makes
+  // one of its own: both wait in the queue, each keeping its origin.
+  a.Watch([&](const Change&) {
+    codec::Commit in{
+        {{codec::DeltaType::kAdd, b.root().id(), {codec::Kind::kObject, "in"}, codec::Value(1.0)}},
+        {}};
+    REQUIRE(b.Apply(in, &link_b));
+    REQUIRE(b.Set(b.root(), "mine", 2.0));
+  });
+  codec::Commit first{
+      {{codec::DeltaType::kAdd, a.root().id(), {codec::Kind::kObject, "k"}, codec::Value(0.0)}},
+      {}};
+  REQUIRE(a.Apply(first, &link_a));
+  const std::vector<std::pair<std::string, const void*>> want{{"in", &link_b}, {"mine", nullptr}};
+  CHECK(heard == want);
+}
+
 TEST_CASE("every valid fixture's commits reach its document in any delta order",
           "[sync][conformance]") {
   for (const std::string& path : FixtureFiles("fixtures")) {
