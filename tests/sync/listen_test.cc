@@ -27,6 +27,13 @@ double ProcessCpuSeconds() {
 
 TEST_CASE("out of file descriptors, the accept loop pauses rather than spins, then recovers",
           "[sync][listen][refusal]") {
+#ifdef AWEFT_SANITIZED
+  // A sanitizer needs descriptors of its own (it probes memory through a
+  // pipe): with none left it reports errors of its own. The plain suite runs
+  // this test.
+  WARN("left out under a sanitizer, which needs file descriptors of its own");
+  return;
+#endif
   asio::io_context io;
   tcp::acceptor acceptor = Listen(io.get_executor(), "localhost", 0);
   const tcp::endpoint at(asio::ip::make_address("127.0.0.1"), acceptor.local_endpoint().port());
