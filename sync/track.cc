@@ -6,7 +6,7 @@ Tracker::Tracker(Document& document, Callback on)
     : document_(document), lifetime_(document.lifetime()), on_(std::move(on)) {
   handle_ = document_.Watch(
       [this](const Change& change) {
-        on_(Tracked{change.commit, change.undo, change.origin == this, change});
+        on_(Tracked{change.commit, change.undo, Landed(change), change});
       },
       /*undo=*/true);
 }
