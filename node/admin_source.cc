@@ -33,15 +33,6 @@ json::array Texts(const std::vector<std::string>& texts) {
 
 }  // namespace
 
-void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more) {
-  total.frames_in += more.frames_in;
-  total.frames_out += more.frames_out;
-  total.commits_in += more.commits_in;
-  total.commits_out += more.commits_out;
-  total.refused_in += more.refused_in;
-  total.refused_out += more.refused_out;
-}
-
 void AddTraffic(sync::TextChannel::Traffic& total, const sync::TextChannel::Traffic& more) {
   total.bytes_in += more.bytes_in;
   total.bytes_out += more.bytes_out;
@@ -59,6 +50,14 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
                          "Reasons commits were refused: by this node (origin=local) or by the "
                          "other end of a link (origin=remote).",
                          {"reason", "origin"})),
+      checks(m.Counter("aweft_divergence_checks_total",
+                       "Times this node asked a link's other end for its state, after a commit "
+                       "that may have crossed one of this node's on the same slot, or a refusal.")),
+      healed(m.Counter("aweft_divergence_healed_total",
+                       "Divergences found and healed: a check found the other end's state "
+                       "differed and sent the commit that moves it here (by=\"correction\": "
+                       "a client or a node below; by=\"replica\": a shard's replica).",
+                       {"by"})),
       faults(m.Counter("aweft_faults_total",
                        "Topics or connections ended with a reason: by this node (origin=local) "
                        "or told by the other end or the channel (origin=remote).",
@@ -86,9 +85,6 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
       replicas(m.Gauge("aweft_replicas",
                        "Documents replicated on shard threads now (--threads above 1), "
                        "one per document per shard.")),
-      replica_resyncs(m.Counter("aweft_replica_resyncs_total",
-                                "Times a shard's replica took its home document's state after "
-                                "conflicting writes (same slot, or a refusal) at both.")),
       rocksdb(m.Gauge("aweft_rocksdb_live_sst_bytes", "RocksDB: size of the live SST files.")),
       rocksdb_memtable(m.Gauge("aweft_rocksdb_memtable_bytes", "RocksDB: size of all memtables.")),
       rocksdb_keys(m.Gauge("aweft_rocksdb_estimated_keys", "RocksDB: estimated number of keys.")),
@@ -392,18 +388,22 @@ void NodeAdmin::CollectMetrics() {
   uint64_t clients = 0, peers = 0;
   node_.ForEachConnection([&](const Loop::Connection& c) {
     if (!c.link) return;
-    AddStats(link, c.link->stats());
+    link += c.link->stats();
     AddTraffic(traffic, c.channel->traffic());
     ++(c.peer ? peers : clients);
   });
   for (const auto& upstream : node_.upstreams().links()) {
     const Client::Stats stats = upstream->client->stats();
-    AddStats(link, stats.link);
+    link += stats.link;
     AddTraffic(traffic, stats.traffic);
     if (upstream->client->connected()) ++peers;
   }
   m.commits.Set(static_cast<double>(link.commits_in), {"in"});
   m.commits.Set(static_cast<double>(link.commits_out), {"out"});
+  const sync::Link::Stats replicas = node_.replica_links();
+  m.checks.Set(static_cast<double>(link.checks + replicas.checks));
+  m.healed.Set(static_cast<double>(link.corrections), {"correction"});
+  m.healed.Set(static_cast<double>(replicas.corrections), {"replica"});
   m.frames.Set(static_cast<double>(link.frames_in), {"in"});
   m.frames.Set(static_cast<double>(link.frames_out), {"out"});
   m.bytes.Set(static_cast<double>(traffic.bytes_in), {"in"});

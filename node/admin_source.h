@@ -20,24 +20,25 @@ class Node;
 struct NodeMetrics {
   explicit NodeMetrics(admin::Metrics& registry);
 
-  admin::Family& commits;          // aweft_commits_total{direction}
-  admin::Family& frames;           // aweft_frames_total{direction}
-  admin::Family& bytes;            // aweft_bytes_total{direction}
-  admin::Family& refusals;         // aweft_refusals_total{reason,origin}
-  admin::Family& faults;           // aweft_faults_total{reason,origin}
-  admin::Family& connections;      // aweft_connections_total
-  admin::Family& links;            // aweft_links_open{kind}
-  admin::Family& loaded;           // aweft_documents_loaded
-  admin::Family& stored;           // aweft_documents_stored
-  admin::Family& stalled;          // aweft_storage_stalled
-  admin::Family& sync_seconds;     // aweft_store_sync_duration_seconds
-  admin::Family& sync_commits;     // aweft_store_sync_batch_commits
-  admin::Family& store_commits;    // aweft_store_commits_written_total
-  admin::Family& store_syncs;      // aweft_store_batches_written_total
-  admin::Family& snapshots;        // aweft_store_snapshots_total
-  admin::Family& replicas;         // aweft_replicas
-  admin::Family& replica_resyncs;  // aweft_replica_resyncs_total
-  admin::Family& rocksdb;          // aweft_rocksdb_*: one family per figure, below
+  admin::Family& commits;        // aweft_commits_total{direction}
+  admin::Family& frames;         // aweft_frames_total{direction}
+  admin::Family& bytes;          // aweft_bytes_total{direction}
+  admin::Family& refusals;       // aweft_refusals_total{reason,origin}
+  admin::Family& checks;         // aweft_divergence_checks_total
+  admin::Family& healed;         // aweft_divergence_healed_total{by}
+  admin::Family& faults;         // aweft_faults_total{reason,origin}
+  admin::Family& connections;    // aweft_connections_total
+  admin::Family& links;          // aweft_links_open{kind}
+  admin::Family& loaded;         // aweft_documents_loaded
+  admin::Family& stored;         // aweft_documents_stored
+  admin::Family& stalled;        // aweft_storage_stalled
+  admin::Family& sync_seconds;   // aweft_store_sync_duration_seconds
+  admin::Family& sync_commits;   // aweft_store_sync_batch_commits
+  admin::Family& store_commits;  // aweft_store_commits_written_total
+  admin::Family& store_syncs;    // aweft_store_batches_written_total
+  admin::Family& snapshots;      // aweft_store_snapshots_total
+  admin::Family& replicas;       // aweft_replicas
+  admin::Family& rocksdb;        // aweft_rocksdb_*: one family per figure, below
   admin::Family& rocksdb_memtable;
   admin::Family& rocksdb_keys;
   admin::Family& rocksdb_pending_compaction;
@@ -81,7 +82,6 @@ class NodeAdmin : public admin::Source {
 };
 
 // Adds `more` to `total`, field by field.
-void AddStats(sync::Link::Stats& total, const sync::Link::Stats& more);
 void AddTraffic(sync::TextChannel::Traffic& total, const sync::TextChannel::Traffic& more);
 
 // Counts each reason of `refused` in aweft_refusals_total: origin `local`

@@ -56,15 +56,7 @@ void Client::Retire() {
 
 Client::Stats Client::stats() const {
   Stats total = retired_;
-  if (link_) {
-    const sync::Link::Stats& s = link_->stats();
-    total.link.frames_in += s.frames_in;
-    total.link.frames_out += s.frames_out;
-    total.link.commits_in += s.commits_in;
-    total.link.commits_out += s.commits_out;
-    total.link.refused_in += s.refused_in;
-    total.link.refused_out += s.refused_out;
-  }
+  if (link_) total.link += link_->stats();
   if (channel_) {
     const sync::TextChannel::Traffic& t = channel_->traffic();
     total.traffic.bytes_in += t.bytes_in;
@@ -116,7 +108,7 @@ void Client::OnRefused(Entry& entry, const sync::Refused& refused) {
   }
   for (auto it = entry.unconfirmed.begin(); it != entry.unconfirmed.end(); ++it) {
     if (it->commit != *refused.commit) continue;
-    entry.refused.push_back(std::move(it->commit));
+    ++entry.refused;
     entry.unconfirmed.erase(it);
     return;
   }
@@ -156,7 +148,7 @@ size_t Client::unconfirmed(const std::string& name) const {
 
 size_t Client::refused(const std::string& name) const {
   auto it = entries_.find(name);
-  return it == entries_.end() ? 0 : it->second.refused.size();
+  return it == entries_.end() ? 0 : it->second.refused;
 }
 
 void Client::Connect() {
@@ -314,10 +306,7 @@ void Client::Attach(const std::string& name) {
 void Client::Replay(const std::string& /*name*/, Entry& entry) {
   // After the resync the document is the node's; re-apply what the node had
   // not confirmed. One that had landed is refused (slot-exists, slot-missing)
-  // or changes nothing. What the node refused is re-applied and sent again
-  // too, pending once more: dropped by the resync it would be lost here.
-  for (codec::Commit& commit : entry.refused) Hold(entry, std::move(commit));
-  entry.refused.clear();
+  // or changes nothing. What the node refused is not: it orders the document.
   entry.refused_unknown = false;
   entry.replaying = true;
   std::vector<codec::Commit> unconfirmed;  // Apply may deliver to our watch.
@@ -399,10 +388,10 @@ void Client::Confirm() {
         }
         if (d.options_.confirmed) {
           for (const auto& [name, seq] : seqs) {
-            // The mark would pass a refused commit, which the node does not hold.
+            // The mark would pass a commit refused unseen (past the window),
+            // which may still be pending here.
             auto entry = d.entries_.find(name);
-            if (entry == d.entries_.end() || !entry->second.refused.empty() ||
-                entry->second.refused_unknown) {
+            if (entry == d.entries_.end() || entry->second.refused_unknown) {
               continue;
             }
             d.options_.confirmed(name, seq);

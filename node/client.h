@@ -105,10 +105,11 @@ class Client {
   bool connected() const { return link_ != nullptr && live_; }
   // Commits of `name` the node has not yet confirmed durable, nor refused.
   size_t unconfirmed(const std::string& name) const;
-  // Commits of `name` the node refused (the share's `refused` handler heard
-  // each): never counted as confirmed. They stay in the document, are sent
-  // again after each reconnect, and while there are any, `confirmed` hears
-  // no mark for `name`.
+  // Commits of `name` the node refused so far; the share's `refused` handler
+  // heard each, with the reasons, the commit and its undo. A refused commit
+  // is never counted as confirmed and is not sent again: the node orders the
+  // document, and moves this end to its own state, without it (docs/sync.md
+  // "One order").
   size_t refused(const std::string& name) const;
   // Why the node last declined to confirm ("unavailable: the node cannot
   // store writes now (...)"); empty once it confirms again. While it is set
@@ -142,8 +143,8 @@ class Client {
       codec::Commit commit;
     };
     std::deque<Pending> unconfirmed;
-    uint64_t numbered = 0;              // Numbers given so far.
-    std::deque<codec::Commit> refused;  // Oldest first.
+    uint64_t numbered = 0;  // Numbers given so far.
+    uint64_t refused = 0;   // Refused so far.
     // A refusal named a commit no longer in the link's window: which one is
     // unknown, so no mark is handed on until the next resync.
     bool refused_unknown = false;

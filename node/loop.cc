@@ -64,7 +64,9 @@ void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
   auto token = node_.access.Authenticate(c.channel->handshake());
   if (!token) return Refuse(c, token.error());
   c.token = *token;
-  c.link = std::make_unique<sync::Link>(*c.channel, sends_);
+  // The node orders the documents it shares: its clients, and nodes below,
+  // follow (docs/sync.md "One order").
+  c.link = std::make_unique<sync::Link>(*c.channel, sends_, sync::LinkOptions{.orders = true});
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
   if (auto requests = sync::Requests::Open(*c.channel, executor_)) {
     c.requests.emplace(std::move(*requests));
@@ -288,7 +290,7 @@ void Loop::Drop(Connection& c) {
   }
   ToHome([&meters = node_.meters, link = c.link ? std::optional(c.link->stats()) : std::nullopt,
           traffic = c.channel->traffic()] {
-    if (link) AddStats(meters.retired_link, *link);
+    if (link) meters.retired_link += *link;
     AddTraffic(meters.retired_traffic, traffic);
   });
   for (const auto& [name, topic] : c.shared) documents_->Release(name);

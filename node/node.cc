@@ -187,6 +187,12 @@ size_t Node::replicas() const {
   return attached;
 }
 
+sync::Link::Stats Node::replica_links() const {
+  sync::Link::Stats total;
+  for (const auto& shard : shards_) total += shard->replicas().link_stats();
+  return total;
+}
+
 void Node::Shutdown(std::function<void()> done) {
   if (stopping_) return;
   stopping_ = true;

@@ -69,6 +69,8 @@ class Node {
   void ForEachConnection(const std::function<void(const Loop::Connection&)>& fn);
   // Replicas attached on every shard now.
   size_t replicas() const;
+  // The home ends of every shard's replica links, over the node's life.
+  sync::Link::Stats replica_links() const;
 
  private:
   // Hands a connection to the loop of the thread the listener placed it on.

@@ -11,24 +11,11 @@ namespace asio = boost::asio;
 using codec::Reason;
 using codec::Refusal;
 
-namespace {
-
-std::string SlotKey(const codec::Delta& delta) {
-  std::string key(delta.id.view());
-  key += static_cast<char>(delta.ref.kind);
-  key += delta.ref.key;
-  return key;
-}
-
-}  // namespace
-
 Replicas::Replicas(Loop& loop, LoopContext& node, sync::Scheduler& scheduler,
-                   ForwardScheduler& forward, sync::Scheduler& home_scheduler,
-                   DurableScheduler& durable)
+                   sync::Scheduler& home_scheduler, DurableScheduler& durable)
     : loop_(loop),
       node_(node),
       scheduler_(scheduler),
-      forward_(forward),
       home_scheduler_(home_scheduler),
       durable_(durable) {}
 
@@ -60,8 +47,10 @@ void Replicas::Attach(const codec::OpenFrame& open, sync::Document& document, bo
     auto [home, there] = sync::CrossThreadPair(home_scheduler_, scheduler_);
     attachment.generation = next_generation_++;
     attachment.end = std::move(home);
-    // What the home document sends its replica is stored first.
-    attachment.link = std::make_unique<sync::Link>(*attachment.end, durable_);
+    // What the home document sends its replica is stored first; home
+    // orders, and the replica follows.
+    attachment.link =
+        std::make_unique<sync::Link>(*attachment.end, durable_, sync::LinkOptions{.orders = true});
     sync::ShareHandlers handlers;
     // The shard's links checked each commit against the connection's rights
     // and the limits; only a failing disk stops one here.
@@ -71,8 +60,8 @@ void Replicas::Attach(const codec::OpenFrame& open, sync::Document& document, bo
       }
       return {};
     };
-    // Refusals between a replica and home are not counted: the replica
-    // yields (aweft_replica_resyncs_total counts that).
+    // Refusals between a replica and home are not counted: home checks the
+    // replica and corrects it (aweft_divergence_healed_total{by="replica"}).
     (void)attachment.link->Share(open.name, &document, std::move(handlers));
     end = std::move(there);
   }
@@ -116,29 +105,13 @@ void Replicas::MakeReplica(const std::string& name, uint64_t generation,
     for (auto& fn : waiting) fn(document);
   };
   sync::ShareHandlers handlers;
-  handlers.ready = [this, name, tell](sync::Document& document) {
-    auto it = replicas_.find(name);
-    if (it != replicas_.end() && !it->second.watching) {
-      it->second.watching = true;
-      document.Watch([this, name](const sync::Change& change) { Guard(name, change); });
-    }
-    tell(&document);
-  };
+  handlers.ready = [tell](sync::Document& document) { tell(&document); };
   handlers.fault = [this, tell, name](const std::string& reason, const std::string& message) {
     spdlog::warn("event=replica-end doc=\"{}\" reason={} detail=\"{}\"", name, reason, message);
     tell(nullptr);
     // Those it serves would drift from home unseen: they hear `left`, and
     // may open the document again (a new replica).
     loop_.StopTopics(name);
-  };
-  // Concurrent edits one end refused leave the two apart: the replica
-  // yields to the home document.
-  handlers.refused = [this, name](const sync::Refused&) { Resync(name); };
-  handlers.synced = [this, name](sync::Document&) {
-    auto it = replicas_.find(name);
-    if (it == replicas_.end()) return;
-    it->second.resyncing = false;
-    if (std::exchange(it->second.resync_again, false)) Resync(name);
   };
   // No document: the home end's state makes it, with the same ids.
   auto topic = replica.link->Share(name, nullptr, std::move(handlers));
@@ -150,6 +123,7 @@ void Replicas::Detach(const std::string& name) {
   if (it == attached_.end()) return;
   node_.hub.Release(name);
   if (--it->second.shares > 0) return;
+  retired_ += it->second.link->stats();
   // The replica goes first (posted ahead of the end its channel hears when
   // the home end goes), so that it does not report an end nobody minds.
   asio::post(loop_.executor(), [this, name, generation = it->second.generation] {
@@ -160,59 +134,10 @@ void Replicas::Detach(const std::string& name) {
   attached_.erase(it);
 }
 
-void Replicas::Resync(const std::string& name) {
-  auto it = replicas_.find(name);
-  if (it == replicas_.end() || it->second.resync_posted) return;
-  it->second.resync_posted = true;
-  asio::post(loop_.executor(), [this, name, generation = it->second.generation] {
-    auto again = replicas_.find(name);
-    if (again == replicas_.end() || again->second.generation != generation) return;
-    Replica& replica = again->second;
-    replica.resync_posted = false;
-    if (!replica.topic || replica.topic->ended()) return;
-    // The home end answers after applying all this end sent before.
-    // One at a time: a second state would arrive unasked.
-    if (replica.resyncing) {
-      replica.resync_again = true;
-      return;
-    }
-    replica.resyncing = true;
-    replica.unapplied.clear();
-    node_.meters.replica_resyncs.Add(1);
-    replica.topic->Resync();
-  });
-}
-
-void Replicas::Guard(const std::string& name, const sync::Change& change) {
-  auto it = replicas_.find(name);
-  if (it == replicas_.end()) return;
-  Replica& replica = it->second;
-  if (replica.topic && replica.topic->Carried(change)) {  // From home.
-    for (const codec::Delta& delta : change.commit.deltas) {
-      if (replica.unapplied.count(SlotKey(delta))) return Resync(name);
-    }
-    return;
-  }
-  // A client's commit, on its way home.
-  for (const codec::Delta& delta : change.commit.deltas) {
-    replica.unapplied[SlotKey(delta)] = replica.epoch;
-  }
-  if (!replica.barrier_posted) Barrier(name);
-}
-
-void Replicas::Barrier(const std::string& name) {
-  Replica& replica = replicas_.at(name);
-  replica.barrier_posted = true;
-  const uint64_t tag = replica.epoch++;
-  // Runs once home has stored, so applied, every commit sent before it.
-  forward_.Post([this, name, generation = replica.generation, tag] {
-    auto it = replicas_.find(name);
-    if (it == replicas_.end() || it->second.generation != generation) return;
-    Replica& r = it->second;
-    r.barrier_posted = false;
-    std::erase_if(r.unapplied, [tag](const auto& slot) { return slot.second <= tag; });
-    if (!r.unapplied.empty()) Barrier(name);
-  });
+sync::Link::Stats Replicas::link_stats() const {
+  sync::Link::Stats total = retired_;
+  for (const auto& [name, attachment] : attached_) total += attachment.link->stats();
+  return total;
 }
 
 }  // namespace aweft::node

@@ -19,10 +19,10 @@ namespace aweft::node {
 // document its connections share, made on the first open and dropped at
 // the last release, kept in step with home over an ordinary link across
 // the two threads (sync::CrossThreadPair), from home's state and with the
-// same ids. A replica yields to home: it takes home's state again when a
-// commit from home touches a slot it changed that home has not yet applied
-// (two same-slot writes would otherwise stay swapped, behaviour.md §2.9),
-// or when either end refuses a commit; one such resync at a time.
+// same ids. Home orders (docs/sync.md "One order"): the home end of each
+// link is an ordering end, so a replica whose writes crossed home's on the
+// same slot, or whose commit either end refused, is checked and corrected
+// to home's state, as a client is.
 //
 // Two halves, each on its own thread: the replicas and their links on the
 // shard's (Open, Release, and what they post back), the home ends of those
@@ -30,10 +30,10 @@ namespace aweft::node {
 class Replicas : public Documents {
  public:
   // `loop`: the shard's loop, whose topics stop when a replica ends;
-  // `scheduler` runs work on its thread, `forward` is what its links send
-  // through. `home_scheduler` runs work on the home thread; `durable` is
-  // what the home ends send through (stored first).
-  Replicas(Loop& loop, LoopContext& node, sync::Scheduler& scheduler, ForwardScheduler& forward,
+  // `scheduler` runs work on its thread. `home_scheduler` runs work on the
+  // home thread; `durable` is what the home ends send through (stored
+  // first).
+  Replicas(Loop& loop, LoopContext& node, sync::Scheduler& scheduler,
            sync::Scheduler& home_scheduler, DurableScheduler& durable);
   ~Replicas() override;
 
@@ -42,6 +42,9 @@ class Replicas : public Documents {
 
   // Home thread: replicas attached now, for aweft_replicas.
   size_t attached() const { return attached_.size(); }
+  // Home thread: the home ends' link counters, over every attachment so far
+  // (checks and corrections: aweft_divergence_healed_total{by="replica"}).
+  sync::Link::Stats link_stats() const;
   // Home thread: drops every attachment (before the shard's thread stops).
   void DetachAll() { attached_.clear(); }
   // Shard thread, once it is joined: drops the replicas.
@@ -54,15 +57,6 @@ class Replicas : public Documents {
     std::shared_ptr<sync::Channel> end;
     std::unique_ptr<sync::Link> link;  // Declared after `end`: destroyed first.
     sync::Shared* topic = nullptr;
-    bool resync_posted = false;
-    bool resyncing = false;     // Asked for home's state; not applied yet.
-    bool resync_again = false;  // Asked for again meanwhile.
-    // The slots of commits sent home and not yet applied there, by the
-    // epoch they were sent in.
-    std::map<std::string, uint64_t> unapplied;
-    uint64_t epoch = 0;
-    bool barrier_posted = false;
-    bool watching = false;
     // Opens waiting for its state: told the document, or null.
     std::vector<std::function<void(sync::Document*)>> waiting;
   };
@@ -85,22 +79,16 @@ class Replicas : public Documents {
                    std::shared_ptr<sync::Channel> end);
   // Home thread: one share fewer.
   void Detach(const std::string& name);
-  // Shard thread: takes home's state, once per turn however often asked.
-  void Resync(const std::string& name);
-  // Shard thread: watches each commit on a replica for same-slot writes.
-  void Guard(const std::string& name, const sync::Change& change);
-  // Shard thread: forgets the unapplied slots once home has them.
-  void Barrier(const std::string& name);
 
   Loop& loop_;
   LoopContext& node_;
   sync::Scheduler& scheduler_;
-  ForwardScheduler& forward_;
   sync::Scheduler& home_scheduler_;
   DurableScheduler& durable_;
   std::map<std::string, Replica, std::less<>> replicas_;     // Shard thread.
   std::map<std::string, Attachment, std::less<>> attached_;  // Home thread.
   uint64_t next_generation_ = 1;                             // Home thread.
+  sync::Link::Stats retired_;                                // Home thread: attachments detached.
 };
 
 }  // namespace aweft::node

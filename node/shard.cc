@@ -11,7 +11,7 @@ Shard::Shard(size_t index, LoopContext& node, sync::Scheduler& home_scheduler,
     : index_(index),
       forward_(io_.get_executor(), node.home, durable),
       loop_(index + 1, node, io_.get_executor(), forward_, &forward_),
-      replicas_(loop_, node, scheduler_, forward_, home_scheduler, durable) {
+      replicas_(loop_, node, scheduler_, home_scheduler, durable) {
   loop_.set_documents(replicas_);
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), ("aweft-shard-" + std::to_string(index_)).c_str());

@@ -88,7 +88,8 @@ void Upstreams::Share(const std::string& name, sync::Document& document) {
   handlers.refused = [this, name](const sync::Refused& refused) {
     CountRefused(meters_, refused);
     if (!refused.mine) return;
-    // Kept here and sent again (Client::refused): said, not passed over.
+    // The upstream orders the document: its correction undoes it here, and
+    // the link's clients follow. Said, not passed over.
     // The reason is the upstream's text: only a reason's letters reach the log.
     for (const auto& reason : refused.reasons) {
       std::string code = reason.code.substr(0, 40);

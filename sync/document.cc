@@ -74,6 +74,13 @@ codec::Reference Alias(const Observable& target) {
   return {codec::Edge::kAlias, target.kind(), target.id()};
 }
 
+std::string SlotKey(const codec::Delta& delta) {
+  std::string key(delta.id.view());
+  key += static_cast<char>(delta.ref.kind);
+  key += delta.ref.key;
+  return key;
+}
+
 bool IsAttach(const Value& value) {
   const auto* ref = std::get_if<codec::Reference>(&value);
   return ref && ref->edge == codec::Edge::kAttach;

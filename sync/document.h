@@ -268,4 +268,8 @@ class Document {
 // True when `value` names an observable through an attach edge.
 bool IsAttach(const Value& value);
 
+// The slot a delta writes, as one string: the observable's id bytes, the
+// ref's kind and its key. Two deltas write the same slot when these match.
+std::string SlotKey(const codec::Delta& delta);
+
 }  // namespace aweft::sync

@@ -1,6 +1,8 @@
 #include "sync/link.h"
 
+#include <algorithm>
 #include <exception>
+#include <utility>
 
 #include "codec/id.h"
 #include "sync/snapshot.h"
@@ -21,6 +23,9 @@ bool SameRoot(const codec::RootRef& root, const Document& document) {
 }
 
 std::string Topic(uint64_t n) { return "topic " + std::to_string(n); }
+
+// Slots listed per topic before an ordering end stands for them all.
+constexpr size_t kCrossingSlots = 4096;
 
 }  // namespace
 
@@ -131,6 +136,7 @@ void Link::Pair(Shared& topic, const codec::OpenFrame& open) {
   }
   theirs_[open.topic] = &topic;
   topic.they_want_ = open.want;
+  topic.they_hold_ = open.root.has_value();
   if (!topic.opened_) SendOpen(topic);
   GoLive(topic);
 }
@@ -156,6 +162,9 @@ void Link::SendState(Shared& topic) {
   }
   topic.they_want_ = false;
   topic.owe_state_ = false;
+  // What an end holding a document writes before it applies the state may
+  // cross it. (An end that held none cannot write before it arrives.)
+  if (options_.orders && topic.they_hold_) topic.crossing_all_ = topic.next_seq_;
   Enqueue(codec::StateFrame{topic.mine_, AsCommit(*topic.live_document_)});
 }
 
@@ -163,14 +172,99 @@ void Link::OnTracked(Shared& topic, const Tracked& tracked) {
   if (tracked.landed || topic.ended_ || closed_) return;
   const Delivered& delivered = tracked.change.delivered;
   Shared::Sent sent{topic.next_seq_++, delivered.commit, delivered.undo, tracked.change.Bytes()};
+  if (options_.orders) Cross(topic, *sent.commit, topic.next_seq_);
   if (topic.live_) {
     EnqueueCommit(topic, sent);
   } else {
     topic.held_.push_back(sent);
   }
+  Remember(topic, std::move(sent));
+}
+
+void Link::Remember(Shared& topic, Shared::Sent sent) {
   sent.bytes.reset();  // The window needs the commit, not its bytes.
   topic.window_.push_back(std::move(sent));
   while (topic.window_.size() > options_.window) topic.window_.pop_front();
+}
+
+// --- Ordering (docs/sync.md "One order")
+
+void Link::Cross(Shared& topic, const Commit& commit, uint64_t clock) {
+  // Listed only once the other end writes; Crosses looks back then.
+  if (!topic.writes_) return;
+  if (topic.crossing_.size() + commit.deltas.size() > kCrossingSlots) {
+    topic.crossing_.clear();
+    topic.crossing_all_ = clock;
+    return;
+  }
+  for (const codec::Delta& delta : commit.deltas) topic.crossing_[SlotKey(delta)] = clock;
+}
+
+bool Link::Crosses(Shared& topic, const Commit& theirs) {
+  if (!topic.writes_) {
+    // The first commit from the other end: list what the window still
+    // holds, and stand for what it dropped.
+    topic.writes_ = true;
+    if (!topic.window_.empty() && topic.window_.front().seq > 1) {
+      topic.crossing_all_ = std::max(topic.crossing_all_, topic.window_.front().seq);
+    }
+    for (const Shared::Sent& sent : topic.window_) Cross(topic, *sent.commit, sent.seq + 1);
+  }
+  if (topic.crossing_all_ > 0) return true;
+  for (const codec::Delta& delta : theirs.deltas) {
+    if (topic.crossing_.count(SlotKey(delta))) return true;
+  }
+  return false;
+}
+
+void Link::Check(Shared& topic) {
+  if (topic.ended_ || closed_ || !topic.live_ || !topic.live_document_) return;
+  // One ask at a time: a state answers the oldest.
+  if (topic.checking_ || topic.wanted_) {
+    topic.check_again_ = true;
+    return;
+  }
+  topic.checking_ = true;
+  topic.check_mark_ = topic.next_seq_;
+  ++stats_.checks;
+  Enqueue(codec::OpenFrame{topic.mine_, topic.name_, RootOf(*topic.live_document_), true});
+}
+
+void Link::OnCheck(Shared& topic, const codec::StateFrame& state) {
+  topic.checking_ = false;
+  const uint64_t mark = topic.check_mark_;
+  const Document& document = *topic.live_document_;
+  Document there(document.root().id(), document.root().kind());
+  if (state.commit) {
+    if (auto built = there.Apply(*state.commit); !built) {
+      Refuse(topic, state.topic, std::string(codec::Name(built.error().reason)),
+             "the state for \"" + topic.name_ + "\" does not apply: " + built.error().message);
+      return;
+    }
+  }
+  // The other end applied everything sent before the ask: those slots no
+  // longer cross.
+  std::erase_if(topic.crossing_, [mark](const auto& slot) { return slot.second <= mark; });
+  if (topic.crossing_all_ <= mark) topic.crossing_all_ = 0;
+  // What was sent after it reaches the other end after its state. Past the
+  // window it is unknown: ask again.
+  if (topic.next_seq_ > mark && (topic.window_.empty() || topic.window_.front().seq > mark)) {
+    topic.check_again_ = false;
+    return Check(topic);
+  }
+  for (const Shared::Sent& sent : topic.window_) {
+    if (sent.seq >= mark) (void)there.Apply(*sent.commit);  // A refusal there changes nothing.
+  }
+  Result<std::optional<Commit>> move = Reconcile(there, TakeSnapshot(document));
+  if (move && *move) {
+    ++stats_.corrections;
+    Shared::Sent sent{topic.next_seq_++, std::make_shared<const Commit>(std::move(**move)), nullptr,
+                      nullptr, /*correction=*/true};
+    Cross(topic, *sent.commit, topic.next_seq_);
+    EnqueueCommit(topic, sent);
+    Remember(topic, std::move(sent));
+  }
+  if (std::exchange(topic.check_again_, false)) Check(topic);
 }
 
 Shared* Link::Theirs(uint64_t peer_topic) {
@@ -224,6 +318,7 @@ void Link::OnOpenFrame(const codec::OpenFrame& open) {
       return;
     }
     topic.they_want_ = open.want;
+    topic.they_hold_ = true;
     if (open.want) SendState(topic);
     return;
   }
@@ -249,6 +344,7 @@ void Link::OnState(const codec::StateFrame& state) {
   Shared* found = Theirs(state.topic);
   if (!found) return;
   Shared& topic = *found;
+  if (topic.checking_) return OnCheck(topic, state);  // Asked first.
   if (!topic.wanted_) {
     // A state bypasses accept, so it is only taken when asked for.
     Refuse(topic, state.topic, codec::Spelled(codec::Reason::kUnwantedState),
@@ -274,6 +370,7 @@ void Link::OnState(const codec::StateFrame& state) {
   }
   topic.wanted_ = false;
   if (topic.owe_state_) SendState(topic);
+  if (std::exchange(topic.check_again_, false)) Check(topic);
   MakeReady(topic);
   if (topic.handlers_.synced && !topic.ended_) topic.handlers_.synced(document);
 }
@@ -287,6 +384,7 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
     const Commit& commit = frame.commits[i];
     const uint64_t seq = frame.first + i;
     ++stats_.commits_in;
+    if (options_.orders && Crosses(topic, commit)) Check(topic);
     std::vector<WireReason> reasons;
     if (topic.handlers_.accept) {
       try {
@@ -314,6 +412,7 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
       }
     }
     if (reasons.empty()) continue;
+    if (options_.orders) Check(topic);  // The other end keeps what we refused.
     ++stats_.refused_out;
     Enqueue(codec::RefusedFrame{topic.mine_, seq, reasons});
     if (topic.handlers_.refused) {
@@ -328,12 +427,17 @@ void Link::OnRefused(const codec::RefusedFrame& frame) {
   if (!found) return;
   ++stats_.refused_in;
   Refused report{true, frame.seq, frame.reasons, std::nullopt, std::nullopt};
+  bool correction = false;
   for (const auto& sent : found->window_) {
     if (sent.seq != frame.seq) continue;
     report.commit = *sent.commit;
     if (sent.undo) report.undo = *sent.undo;
+    correction = sent.correction;
   }
-  if (found->handlers_.refused) found->handlers_.refused(report);
+  // The other end kept its own: check it. A refused correction is the
+  // link's own business, not the application's.
+  if (options_.orders) Check(*found);
+  if (!correction && found->handlers_.refused) found->handlers_.refused(report);
 }
 
 void Link::OnFault(const codec::FaultFrame& fault) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -54,6 +55,15 @@ struct LinkOptions {
   // Sent commits remembered for `refused` reports with commit and undo.
   // Default: 256.
   size_t window = 256;
+  // This end orders the documents it shares, and the other end follows
+  // (docs/sync.md "One order"): a node towards its clients. When a commit
+  // from the other end may have crossed one of ours on the same slot, or
+  // either end refuses a commit, this end asks for the other's state (an
+  // open with want, which every protocol-v1 end answers) and sends it the
+  // ordinary commit that moves that state, plus what is still on its way
+  // there, to this end's own. Default: false (a bare end, behaviour.md
+  // §2.9: same-slot races stay swapped).
+  bool orders = false;
 };
 
 class Link;
@@ -91,6 +101,7 @@ class Shared {
     std::shared_ptr<const Commit> commit;
     std::shared_ptr<const Commit> undo;
     std::shared_ptr<const std::string> bytes;
+    bool correction = false;  // Made by the link, not the document.
   };
 
   Link* link_ = nullptr;
@@ -109,6 +120,19 @@ class Shared {
   std::deque<Sent> window_;
   std::vector<Sent> held_;  // Made before the topic went live.
   std::string end_reason_;
+
+  // Ordering (LinkOptions::orders). The clock is next_seq_: a commit sent
+  // leaves it at seq + 1. `crossing_` holds the slots of commits sent since
+  // the other end's last state, each with the clock after the last one;
+  // `crossing_all_` stands for every slot up to its clock (a state sent, or
+  // too many slots to list). Slots are listed once the other end writes.
+  std::unordered_map<std::string, uint64_t> crossing_;
+  uint64_t crossing_all_ = 0;
+  bool writes_ = false;
+  bool they_hold_ = false;    // The other end held a document when it asked.
+  bool checking_ = false;     // Asked for the other end's state to check it.
+  bool check_again_ = false;  // Another check is due after that one.
+  uint64_t check_mark_ = 0;   // The clock when the check was asked.
 };
 
 // A link over one channel, carrying any number of documents by name (the
@@ -149,6 +173,20 @@ class Link {
   struct Stats {
     uint64_t frames_in = 0, frames_out = 0, commits_in = 0, commits_out = 0;
     uint64_t refused_in = 0, refused_out = 0;
+    // LinkOptions::orders: the other end's state asked for, and corrections
+    // sent (a check that found it differed).
+    uint64_t checks = 0, corrections = 0;
+    Stats& operator+=(const Stats& more) {
+      frames_in += more.frames_in;
+      frames_out += more.frames_out;
+      commits_in += more.commits_in;
+      commits_out += more.commits_out;
+      refused_in += more.refused_in;
+      refused_out += more.refused_out;
+      checks += more.checks;
+      corrections += more.corrections;
+      return *this;
+    }
   };
   const Stats& stats() const { return stats_; }
 
@@ -174,6 +212,13 @@ class Link {
   void End(Shared& topic, const std::string& reason, const std::string& message, bool told);
   void MakeReady(Shared& topic);
   Shared* Theirs(uint64_t peer_topic);
+
+  // Ordering (LinkOptions::orders).
+  void Cross(Shared& topic, const Commit& commit, uint64_t clock);
+  bool Crosses(Shared& topic, const Commit& theirs);
+  void Check(Shared& topic);
+  void OnCheck(Shared& topic, const codec::StateFrame& state);
+  void Remember(Shared& topic, Shared::Sent sent);
 
   void Enqueue(codec::Frame frame);
   // Queues one commit of `topic`, joining the commits frame before it when

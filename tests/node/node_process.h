@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -159,6 +160,14 @@ struct Client {
   std::unique_ptr<sync::WebSocketChannel> channel;
   std::unique_ptr<sync::Link> link;
 };
+
+// Writes a config file with two tokens, "writer-secret" (write to every
+// name) and "reader-secret" (read only), and returns its path.
+inline std::string TwoTokens(const std::string& path) {
+  std::ofstream(path) << "[[tokens]]\ntoken = \"writer-secret\"\nwrite = [\"*\"]\n"
+                         "[[tokens]]\ntoken = \"reader-secret\"\nread = [\"*\"]\n";
+  return path;
+}
 
 // Runs `io` until `done` holds or `limit` passes; returns whether it held.
 inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,

@@ -43,30 +43,6 @@ Snapshot Subtree(const Snapshot& whole, const Id& top) {
   return sub;
 }
 
-// Where two snapshots differ, briefly.
-std::string Difference(const Snapshot& want, const Snapshot& got) {
-  std::ostringstream out;
-  int shown = 0;
-  for (const auto& [id, observable] : want.observables) {
-    auto it = got.observables.find(id);
-    if (it == got.observables.end()) {
-      out << " missing " << codec::IdText(id) << ";";
-    } else if (!(it->second == observable)) {
-      out << " " << codec::IdText(id) << " has " << it->second.slots.size() << " slots, not "
-          << observable.slots.size() << ";";
-    } else {
-      continue;
-    }
-    if (++shown == 4) break;
-  }
-  for (const auto& [id, observable] : got.observables) {
-    if (!want.observables.count(id) && shown++ < 6) {
-      out << " extra " << codec::IdText(id) << ";";
-    }
-  }
-  return out.str();
-}
-
 class Run {
  public:
   Run(Network& network, const Shape& shape)
@@ -412,6 +388,29 @@ Outcome Run::Go() {
 }
 
 }  // namespace
+
+std::string Difference(const Snapshot& want, const Snapshot& got) {
+  std::ostringstream out;
+  int shown = 0;
+  for (const auto& [id, observable] : want.observables) {
+    auto it = got.observables.find(id);
+    if (it == got.observables.end()) {
+      out << " missing " << codec::IdText(id) << ";";
+    } else if (!(it->second == observable)) {
+      out << " " << codec::IdText(id) << " has " << it->second.slots.size() << " slots, not "
+          << observable.slots.size() << ";";
+    } else {
+      continue;
+    }
+    if (++shown == 4) break;
+  }
+  for (const auto& [id, observable] : got.observables) {
+    if (!want.observables.count(id) && shown++ < 6) {
+      out << " extra " << codec::IdText(id) << ";";
+    }
+  }
+  return out.str();
+}
 
 std::string Describe(const Shape& shape) {
   return "seed " + std::to_string(shape.seed) + ", " + (shape.star ? "star" : "chain") + " of " +

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sync/channel.h"
+#include "sync/snapshot.h"
 
 // The convergence scenario (behaviour.md §7 item 30), over any carrier: a
 // handful of ends joined in a chain or a star make seeded random edits (list
@@ -53,5 +54,9 @@ struct Outcome {
 };
 
 Outcome Converge(Network& network, const Shape& shape);
+
+// Where two snapshots differ, briefly: observables missing, extra, or with
+// other slots.
+std::string Difference(const Snapshot& want, const Snapshot& got);
 
 }  // namespace aweft::sync::testing

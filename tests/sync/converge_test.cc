@@ -4,38 +4,14 @@
 #include "tests/sync/converge.h"
 
 #include <catch2/catch.hpp>
-#include <deque>
 #include <functional>
 #include <string>
 
 #include "sync/channel.h"
+#include "tests/sync/stepped.h"
 
 namespace aweft::sync::testing {
 namespace {
-
-// ManualScheduler drains everything or nothing; this one can also run a few
-// pieces of work, so frames arrive part-way through other ends' edits.
-class SteppedScheduler : public Scheduler {
- public:
-  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
-
-  void Step(size_t steps) {
-    for (; steps > 0 && !queue_.empty(); --steps) RunOne();
-  }
-  // False if work is still left after `limit` pieces (a livelock).
-  bool RunUntilIdle(size_t limit) {
-    for (; limit > 0 && !queue_.empty(); --limit) RunOne();
-    return queue_.empty();
-  }
-
- private:
-  void RunOne() {
-    auto work = std::move(queue_.front());
-    queue_.pop_front();
-    work();
-  }
-  std::deque<std::function<void()>> queue_;
-};
 
 class InProcess : public Network {
  public:

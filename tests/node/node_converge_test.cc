@@ -1,0 +1,228 @@
+// One state everywhere (docs/sync.md "One order"), through real node
+// processes on loopback: clients race on the same four keys, on one node and
+// across chains of nodes, and once writes stop every client, and a client
+// joining fresh, holds the state of the node at the root. One client on each
+// node is a bare protocol-v1 link end that does nothing to converge (what the
+// reference client does); the others are aweft::Client.
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "node/client.h"
+#include "sync/asio_scheduler.h"
+#include "sync/snapshot.h"
+#include "tests/node/node_process.h"
+
+namespace aweft::node::testing {
+namespace {
+
+using sync::Document;
+using Clock = std::chrono::steady_clock;
+
+const char* const kKeys[] = {"k0", "k1", "k2", "k3"};
+
+struct Race {
+  TempDir dir;
+  boost::asio::io_context io;
+  sync::AsioScheduler scheduler{io.get_executor()};
+  std::vector<std::unique_ptr<NodeProcess>> nodes;  // nodes[0] is the root.
+  std::vector<std::unique_ptr<aweft::Client>> clients;
+  std::vector<std::unique_ptr<testing::Client>> bare;
+  std::vector<Document*> docs;  // Every writer's document.
+  Document first{codec::Kind::kObject};
+
+  // A chain of `count` nodes: node i dials node i-1.
+  void Chain(int count) {
+    for (int i = 0; i < count; ++i) {
+      std::vector<std::string> extra;
+      if (i > 0) extra = {"--upstream", nodes.back()->url()};
+      nodes.push_back(std::make_unique<NodeProcess>(dir.path() + "/n" + std::to_string(i), extra));
+      nodes.back()->Start();
+    }
+  }
+
+  // The document, made by an aweft::Client on the root node.
+  void Create() {
+    for (const char* key : kKeys) REQUIRE(first.Set(first.root(), key, 0.0));
+    aweft::Client::Options options;
+    options.url = nodes[0]->url();
+    clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
+    REQUIRE(clients.back()->Share("race", first));
+    // The node has answered the open: it holds the document.
+    REQUIRE(RunUntil(io, [&] { return clients.back()->stats().link.frames_in > 0; }));
+    docs.push_back(&first);
+  }
+
+  // One more aweft::Client, on `node`, opening the document there.
+  void Open(size_t node) {
+    aweft::Client::Options options;
+    options.url = nodes[node]->url();
+    clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
+    Document* opened = nullptr;
+    clients.back()->Open("race", [&](Document& d) { opened = &d; });
+    REQUIRE(RunUntil(
+        io, [&] { return opened != nullptr; }, std::chrono::seconds(10)));
+    docs.push_back(opened);
+  }
+
+  // A bare link end on `node`: shares none and takes the node's state.
+  void OpenBare(size_t node) {
+    bare.push_back(std::make_unique<testing::Client>(io, scheduler, nodes[node]->url()));
+    auto shared = bare.back()->link->Share("race", nullptr);
+    REQUIRE(shared);
+    REQUIRE(RunUntil(
+        io, [&] { return (*shared)->ready(); }, std::chrono::seconds(10)));
+    docs.push_back((*shared)->document());
+  }
+
+  // Every writer replaces the four keys `rounds` times, in random order with
+  // pauses of 0 to 2 ms; returns when the last write is made.
+  void Hammer(int rounds, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < rounds; ++i) {
+      for (size_t w = 0; w < docs.size(); ++w) {
+        Document& doc = *docs[w];
+        const char* key = kKeys[rng() % 4];
+        REQUIRE(doc.Set(doc.root(), key, "w" + std::to_string(w) + "-" + std::to_string(i)));
+      }
+      io.restart();
+      io.run_for(std::chrono::microseconds(rng() % 2000));
+    }
+  }
+
+  // Each writer's four keys, for a failure.
+  std::string Describe() {
+    std::string out;
+    for (size_t w = 0; w < docs.size(); ++w) {
+      out += "writer " + std::to_string(w) + ":";
+      for (const char* key : kKeys) {
+        const codec::Value* value = docs[w]->root().Get(key);
+        const auto* text = value ? std::get_if<std::string>(value) : nullptr;
+        out += std::string(" ") + key + "=" + (text ? *text : value ? "?" : "-");
+      }
+      out += "\n";
+    }
+    return out;
+  }
+
+  bool AllEqual() {
+    const sync::Snapshot root = sync::TakeSnapshot(*docs[0]);
+    for (Document* doc : docs) {
+      if (!(sync::TakeSnapshot(*doc) == root)) return false;
+    }
+    return true;
+  }
+
+  // What a client joining `node` fresh is given.
+  sync::Snapshot Fresh(size_t node) {
+    testing::Client reader(io, scheduler, nodes[node]->url());
+    auto shared = reader.link->Share("race", nullptr);
+    REQUIRE(shared);
+    REQUIRE(RunUntil(io, [&] { return (*shared)->ready(); }));
+    return sync::TakeSnapshot(*(*shared)->document());
+  }
+
+  // Waits for one state everywhere; returns the time it took from the last
+  // write, and checks it holds and that a fresh client on every node is
+  // given it.
+  std::chrono::milliseconds Settle(std::chrono::seconds limit) {
+    const auto last = Clock::now();
+    RunUntil(
+        io, [&] { return AllEqual(); }, limit);
+    INFO(Describe());
+    REQUIRE(AllEqual());
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last);
+    // Nothing moves it afterwards.
+    RunUntil(
+        io, [] { return false; }, std::chrono::milliseconds(300));
+    CHECK(AllEqual());
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      INFO("node " << n);
+      CHECK(Fresh(n) == sync::TakeSnapshot(*docs[0]));
+    }
+    return took;
+  }
+};
+
+// Builds a chain of `nodes`, creates the document on the root with an
+// aweft::Client, adds the writers (node, bare), races and settles.
+void RaceOn(int nodes, const std::vector<std::pair<size_t, bool>>& writers, int rounds,
+            uint64_t seed) {
+  Race race;
+  race.Chain(nodes);
+  race.Create();
+  for (const auto& [node, bare] : writers) bare ? race.OpenBare(node) : race.Open(node);
+  race.Hammer(rounds, seed);
+  const auto took = race.Settle(std::chrono::seconds(10));
+  WARN(nodes << " node(s), " << race.docs.size() << " writers x " << rounds
+             << " writes on 4 keys: one state " << took.count() << " ms after the last write");
+}
+
+TEST_CASE("three clients racing on four keys of one node end in the node's state",
+          "[node][converge]") {
+  RaceOn(1, {{0, false}, {0, true}}, 200, 1);
+}
+
+TEST_CASE("clients racing on four keys at both ends of a chain of two end in the root's state",
+          "[node][converge][cluster]") {
+  RaceOn(2, {{0, true}, {1, false}, {1, true}}, 150, 2);
+}
+
+TEST_CASE("clients racing on four keys along a chain of three end in the root's state",
+          "[node][converge][cluster]") {
+  RaceOn(3, {{1, true}, {2, false}, {2, true}}, 150, 3);
+}
+
+// A commit the node refuses (here: the client may only read) is undone at its
+// writer by the node's correction, and reported there with the commit and the
+// reasons; it is never counted as confirmed.
+TEST_CASE("a commit the node refuses is undone at its writer, reported, and never confirmed",
+          "[node][converge][refusal]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  NodeProcess node(dir.path() + "/data", {"--config", TwoTokens(dir.path() + "/node.toml")});
+  node.Start();
+  aweft::Client::Options options;
+  options.url = node.url();
+  options.token = "writer-secret";
+  aweft::Client owner(io.get_executor(), options);
+  Document board(codec::Kind::kObject);
+  REQUIRE(board.Set(board.root(), "k0", 0.0));
+  REQUIRE(owner.Share("board", board));
+  REQUIRE(RunUntil(io, [&] { return owner.stats().link.frames_in > 0; }));
+
+  options.token = "reader-secret";
+  aweft::Client reader(io.get_executor(), options);
+  std::vector<sync::Refused> heard;
+  sync::ShareHandlers handlers;
+  handlers.refused = [&](const sync::Refused& refused) { heard.push_back(refused); };
+  Document mine(board.root().id(), codec::Kind::kObject);
+  REQUIRE(reader.Share("board", mine, handlers));
+  REQUIRE(RunUntil(io, [&] { return mine.root().Get("k0") != nullptr; }));
+  REQUIRE(mine.Set(mine.root(), "k0", "mine"));
+  REQUIRE(RunUntil(io, [&] {
+    const codec::Value* k0 = mine.root().Get("k0");
+    return !heard.empty() && k0 && *k0 == codec::Value(0.0);
+  }));
+  REQUIRE(heard.size() == 1);
+  CHECK(heard[0].mine);
+  REQUIRE_FALSE(heard[0].reasons.empty());
+  CHECK(heard[0].reasons[0].code == "forbidden");
+  REQUIRE(heard[0].commit);
+  REQUIRE(heard[0].commit->deltas.size() == 1);
+  CHECK(heard[0].commit->deltas[0].value == codec::Value(std::string("mine")));
+  CHECK(reader.refused("board") == 1);
+  // Confirmation rounds come and go: the refused commit is not among them.
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(200));
+  CHECK(reader.unconfirmed("board") == 0);
+  CHECK(*board.root().Get("k0") == codec::Value(0.0));
+}
+
+}  // namespace
+}  // namespace aweft::node::testing
