@@ -365,18 +365,24 @@ json::object NodeAdmin::Links() {
       topics.emplace_back(name);
       unconfirmed += upstream.client->unconfirmed(name);
     }
-    links.push_back(json::object{{"id", "u" + std::to_string(i)},
-                                 {"kind", "peer"},
-                                 {"direction", "dialed"},
-                                 {"remote", upstream.config.url},
-                                 {"connected", upstream.client->connected()},
-                                 {"topics", std::move(topics)},
-                                 {"bytes", InOut(stats.traffic.bytes_in, stats.traffic.bytes_out)},
-                                 {"frames", InOut(stats.link.frames_in, stats.link.frames_out)},
-                                 {"commits", InOut(stats.link.commits_in, stats.link.commits_out)},
-                                 {"refusals", InOut(stats.link.refused_in, stats.link.refused_out)},
-                                 {"lag", json::object{{"queued_bytes", stats.traffic.queued_bytes},
-                                                      {"unconfirmed_commits", unconfirmed}}}});
+    links.push_back(json::object{
+        {"id", "u" + std::to_string(i)},
+        {"kind", "peer"},
+        {"direction", "dialed"},
+        {"remote", upstream.config.url},
+        {"connected", upstream.client->connected()},
+        {"agreed_seconds_ago",
+         upstream.agreed
+             ? json::value(
+                   std::chrono::duration_cast<std::chrono::seconds>(now - *upstream.agreed).count())
+             : json::value(nullptr)},
+        {"topics", std::move(topics)},
+        {"bytes", InOut(stats.traffic.bytes_in, stats.traffic.bytes_out)},
+        {"frames", InOut(stats.link.frames_in, stats.link.frames_out)},
+        {"commits", InOut(stats.link.commits_in, stats.link.commits_out)},
+        {"refusals", InOut(stats.link.refused_in, stats.link.refused_out)},
+        {"lag", json::object{{"queued_bytes", stats.traffic.queued_bytes},
+                             {"unconfirmed_commits", unconfirmed}}}});
   }
   return {{"links", std::move(links)}};
 }

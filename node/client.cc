@@ -141,6 +141,49 @@ void Client::Forget(const std::string& name) {
   entries_.erase(it);
 }
 
+void Client::Compare(const std::string& name, std::function<void(std::optional<bool> same)> done) {
+  auto it = entries_.find(name);
+  const bool live =
+      it != entries_.end() && it->second.sending && it->second.shared && it->second.shared->live();
+  std::weak_ptr<Client*> self = self_;
+  // Asked through the link's scheduler, as durable is: it leaves after every
+  // frame the link has queued, and the node answers after every frame it
+  // sent before.
+  links_.Post([self, name, live, done = std::move(done), numbered = live ? it->second.numbered : 0,
+               connection = connections_]() mutable {
+    auto alive = self.lock();
+    if (!live || !alive || !*alive || (*alive)->connections_ != connection) return done({});
+    (*alive)->Ask("digest", ToJson(node::HasAsk{name}), [=](sync::AskResult answer) {
+      auto a = self.lock();
+      if (!a || !*a || !answer) return done({});
+      auto digest = node::ParseDigestAnswer(*answer);
+      if (!digest) {
+        (*a)->Break(digest.error());
+        return done({});
+      }
+      auto e = (*a)->entries_.find(name);
+      if (!*digest || e == (*a)->entries_.end() || !e->second.document ||
+          e->second.numbered != numbered || (*a)->connections_ != connection) {
+        return done({});
+      }
+      done(**digest == node::Digest(*e->second.document));
+    });
+  });
+}
+
+void Client::Resync(const std::string& name) {
+  auto it = entries_.find(name);
+  if (it == entries_.end() || !it->second.shared || !it->second.shared->live()) return;
+  it->second.sending = false;  // Until the state is in: what it drops is confirmed by nothing.
+  it->second.shared->Resync();
+}
+
+std::vector<std::string> Client::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, entry] : entries_) out.push_back(name);
+  return out;
+}
+
 size_t Client::unconfirmed(const std::string& name) const {
   auto it = entries_.find(name);
   return it == entries_.end() ? 0 : it->second.unconfirmed.size();

@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "sync/document.h"
 #include "sync/link.h"
@@ -89,6 +90,17 @@ class Client {
   // or nullopt (not held, or no connection).
   void Probe(const std::string& name,
              std::function<void(std::optional<std::pair<codec::Id, codec::Kind>>)> done);
+
+  // Compares `name` with the node's copy (the `digest` request): `done`
+  // hears true or false, or nullopt when the answer cannot tell (no
+  // connection, the share is not live, or a commit was made here while the
+  // question was out, so the two were not meant to be equal).
+  void Compare(const std::string& name, std::function<void(std::optional<bool> same)> done);
+  // Takes the node's state for `name` (reconcile, ids kept), then re-applies
+  // what the node has not confirmed, as after a reconnect.
+  void Resync(const std::string& name);
+  // The names shared, in order.
+  std::vector<std::string> names() const;
 
   // Ends the connection for `why` (told to Options::broken); it is dialed
   // again, with backoff.

@@ -180,6 +180,8 @@ void Apply(const toml::table& root, Config& config) {
               upstream.names = Texts(v, k);
             else if (k == at + ".token")
               upstream.token = Text(v, k);
+            else if (k == at + ".digest_seconds")
+              upstream.digest_every = std::chrono::seconds(Count(v, k));
             else
               Bad(k, "is not a setting");
           });

@@ -28,6 +28,9 @@ struct Upstream {
   std::string url;                      // ws://host:port/ or wss://
   std::vector<std::string> names{"*"};  // Which documents go there.
   std::string token;                    // Sent as a bearer token.
+  // How often the node compares each shared document's digest with the
+  // upstream's (docs/node.md "Anti-entropy"); 0: never. Default: 10 s.
+  std::chrono::seconds digest_every{10};  // digest_seconds
 };
 
 // What one peer may ask of the node (docs/reliability.md). Each is refused

@@ -101,6 +101,7 @@ void Loop::Answer(Connection& c, const std::string& request, const json::value& 
   if (request == "durable") return AnswerDurable(std::move(reply));
   if (request == "has") return AnswerHas(c, args, std::move(reply));
   if (request == "hello") return AnswerHello(c, args, std::move(reply));
+  if (request == "digest") return AnswerDigest(c, args, std::move(reply));
   reply.SendError({Spelled(Reason::kMissing), "nothing here answers " + request, {}});
 }
 
@@ -118,6 +119,20 @@ void Loop::AnswerDurable(sync::Reply reply) {
     done->store(true);
   });
   ToHome([this, reply, done] { node_.hub.AwaitDurable(reply, executor_, done); });
+}
+
+void Loop::AnswerDigest(Connection& c, const json::value& args, sync::Reply reply) {
+  auto ask = ParseHasAsk(args, "digest");
+  if (!ask) return reply.SendError({Spelled(ask.error().reason), ask.error().message, {}});
+  // Of the document as this link shares it: what the asker is kept in step
+  // with.
+  std::optional<std::string> digest;
+  auto it = c.shared.find(ask->name);
+  if (it != c.shared.end() && it->second->ready() && it->second->document()) {
+    digest = Digest(*it->second->document());
+  }
+  // Sent after every frame queued before it (they wait for the store).
+  sends_.Post([reply, digest] { reply.SendResult(DigestAnswerJson(digest)); });
 }
 
 void Loop::AnswerHas(Connection& c, const json::value& args, sync::Reply reply) {

@@ -1,7 +1,12 @@
 #include "node/messages.h"
 
+#include <openssl/sha.h>
+
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+
+#include "codec/commit.h"
+#include "sync/snapshot.h"
 
 namespace aweft::node {
 namespace {
@@ -25,9 +30,9 @@ const json::string* TextAt(const json::object* object, std::string_view key) {
 
 json::value ToJson(const HasAsk& ask) { return json::object{{"name", ask.name}}; }
 
-codec::Result<HasAsk> ParseHasAsk(const json::value& args) {
+codec::Result<HasAsk> ParseHasAsk(const json::value& args, std::string_view request) {
   const json::string* name = TextAt(args.if_object(), "name");
-  if (!name) return Refusal{Reason::kInvalidName, "has takes {\"name\": text}"};
+  if (!name) return Refusal{Reason::kInvalidName, std::string(request) + " takes {\"name\": text}"};
   return HasAsk{std::string(std::string_view(*name))};
 }
 
@@ -78,6 +83,36 @@ codec::Result<HelloAnswer> ParseHelloAnswer(const json::value& result) {
     answer.path.emplace_back(std::string_view(id.get_string()));
   }
   return answer;
+}
+
+json::value DigestAnswerJson(const std::optional<std::string>& digest) {
+  if (!digest) return json::object{{"shared", false}};
+  return json::object{{"shared", true}, {"digest", *digest}};
+}
+
+codec::Result<std::optional<std::string>> ParseDigestAnswer(const json::value& result) {
+  constexpr std::string_view kShape = R"({"shared": true, "digest": HEX} or {"shared": false})";
+  const json::object* object = result.if_object();
+  const json::value* shared = object ? object->if_contains("shared") : nullptr;
+  if (!shared || !shared->is_bool()) return NotAnAnswer("digest", kShape);
+  if (!shared->get_bool()) return std::optional<std::string>();
+  const json::string* digest = TextAt(object, "digest");
+  if (!digest) return NotAnAnswer("digest", kShape);
+  return std::optional<std::string>(std::string_view(*digest));
+}
+
+std::string Digest(const sync::Document& document) {
+  std::string bytes;
+  if (auto state = sync::AsCommit(document)) (void)codec::EncodeCommit(*state, bytes);
+  unsigned char hash[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), hash);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < 16; ++i) {
+    out += kHex[hash[i] >> 4];
+    out += kHex[hash[i] & 15];
+  }
+  return out;
 }
 
 json::value DurableAnswerJson() { return json::object{{"durable", true}}; }

@@ -3,11 +3,13 @@
 #include <boost/json/value.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codec/id.h"
 #include "codec/result.h"
 #include "codec/value.h"
+#include "sync/document.h"
 
 // The node's own requests (docs/node.md "Requests"), as types: each is
 // written here and read here, and reading never throws. What a peer sent
@@ -15,12 +17,13 @@
 // without a name, `failed` for an answer that is not one.
 namespace aweft::node {
 
-// has {"name": N}: does the node (or one above it) hold N?
+// has {"name": N}: does the node (or one above it) hold N? Also the
+// arguments of digest (`request` names it in the refusal).
 struct HasAsk {
   std::string name;
 };
 boost::json::value ToJson(const HasAsk& ask);
-codec::Result<HasAsk> ParseHasAsk(const boost::json::value& args);
+codec::Result<HasAsk> ParseHasAsk(const boost::json::value& args, std::string_view request = "has");
 
 // Its answer: {"held": true, "root": ID, "kind": K} or {"held": false}.
 struct Held {
@@ -43,6 +46,17 @@ struct HelloAnswer {
 };
 boost::json::value ToJson(const HelloAnswer& answer);
 codec::Result<HelloAnswer> ParseHelloAnswer(const boost::json::value& result);
+
+// digest {"name": N}: the digest of N as this link shares it, answered
+// {"shared": true, "digest": HEX} or {"shared": false} (not shared on this
+// link), once every frame sent before it has left.
+boost::json::value DigestAnswerJson(const std::optional<std::string>& digest);
+codec::Result<std::optional<std::string>> ParseDigestAnswer(const boost::json::value& result);
+
+// A document's digest: the first 16 bytes of SHA-256 over the canonical
+// encoding of its state as one commit (sync::AsCommit; no bytes for an
+// empty document), in lowercase hex. Equal states, equal digests.
+std::string Digest(const sync::Document& document);
 
 // durable (no arguments): {"durable": true} once all sent before is stored.
 boost::json::value DurableAnswerJson();

@@ -47,7 +47,12 @@ Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage:
     };
     link->client = std::make_unique<Client>(io.get_executor(), options);
     Link* raw = link.get();
-    link->client->OnConnected([this, raw] { Hello(*raw); });
+    link->client->OnConnected([this, raw] {
+      Hello(*raw);
+      // After the resyncs of a new connection, compare.
+      raw->next_digests = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      raw->agreed.reset();
+    });
     spdlog::info("event=upstream url={} names={}", upstream.url, upstream.names.size());
     links_.push_back(std::move(link));
   }
@@ -117,8 +122,15 @@ void Upstreams::ScheduleHello() {
   hello_.expires_after(std::chrono::seconds(1));
   hello_.async_wait([this](boost::system::error_code ec) {
     if (ec || closed_) return;
+    const auto now = std::chrono::steady_clock::now();
     for (auto& link : links_) {
-      if (!link->cycle) Hello(*link);
+      if (link->cycle) continue;
+      Hello(*link);
+      if (link->config.digest_every.count() > 0 && link->client->connected() &&
+          now >= link->next_digests) {
+        link->next_digests = now + link->config.digest_every;
+        Digests(*link);
+      }
     }
     ScheduleHello();
   });
@@ -148,6 +160,41 @@ void Upstreams::Hello(Link& link) {
         }
         if (answer) link.path = std::move(path);
       });
+}
+
+void Upstreams::Digests(Link& link) {
+  struct Round {
+    size_t pending = 0;
+    bool agreed = true;
+  };
+  const std::vector<std::string> names = link.client->names();
+  if (names.empty()) {
+    link.agreed = std::chrono::steady_clock::now();
+    return;
+  }
+  auto round = std::make_shared<Round>();
+  round->pending = names.size();
+  for (const std::string& name : names) {
+    link.client->Compare(name, [this, &link, name, round](std::optional<bool> same) {
+      if (same == true) {
+        link.apart.erase(name);
+      } else {
+        round->agreed = false;
+        // Apart once may be a race the upstream is correcting now; apart
+        // twice, rounds apart, is divergence.
+        if (same == false && ++link.apart[name] >= 2) {
+          link.apart.erase(name);
+          meters_.healed.Add(1, {"digest"});
+          spdlog::warn(
+              "event=divergence doc=\"{}\" upstream={} detail=\"its state differs from the "
+              "upstream's in two digest rounds; taking the upstream's state\"",
+              name, link.config.url);
+          link.client->Resync(name);
+        }
+      }
+      if (--round->pending == 0 && round->agreed) link.agreed = std::chrono::steady_clock::now();
+    });
+  }
 }
 
 // The marks live in DATA/upstream-confirmed, one "url seq name" per line

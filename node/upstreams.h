@@ -2,8 +2,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +34,12 @@ class Upstreams {
     std::unique_ptr<Client> client;
     std::vector<std::string> path;  // Its id, then its own upstreams' paths.
     bool cycle = false;             // Refused: it leads back here.
+    // Anti-entropy: when the next digest round is due, when every shared
+    // document last agreed with the upstream's, and the documents whose
+    // last round found them apart.
+    std::chrono::steady_clock::time_point next_digests;
+    std::optional<std::chrono::steady_clock::time_point> agreed;
+    std::map<std::string, int> apart;
   };
 
   // `links`: the scheduler upstream links send through (what goes up is
@@ -58,6 +66,9 @@ class Upstreams {
 
  private:
   void Hello(Link& link);
+  // Compares every document shared with `link` with the upstream's copy; one
+  // found apart twice in a row takes the upstream's state.
+  void Digests(Link& link);
   void ScheduleHello();
   void LoadConfirmed();
   void SaveConfirmed();

@@ -139,6 +139,9 @@ void Link::Pair(Shared& topic, const codec::OpenFrame& open) {
   topic.they_hold_ = open.root.has_value();
   if (!topic.opened_) SendOpen(topic);
   GoLive(topic);
+  // Both ends hold the document and neither takes the other's state: they
+  // may differ from the start.
+  if (options_.orders && topic.they_hold_ && !open.want && !topic.wanted_) Check(topic);
 }
 
 void Link::GoLive(Shared& topic) {

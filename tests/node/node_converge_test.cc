@@ -8,14 +8,20 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "admin/http_client.h"
 #include "node/client.h"
+#include "node/messages.h"
 #include "sync/asio_scheduler.h"
+#include "sync/requests.h"
 #include "sync/snapshot.h"
+#include "sync/websocket.h"
 #include "tests/node/node_process.h"
 
 namespace aweft::node::testing {
@@ -222,6 +228,107 @@ TEST_CASE("a commit the node refuses is undone at its writer, reported, and neve
       io, [] { return false; }, std::chrono::milliseconds(200));
   CHECK(reader.unconfirmed("board") == 0);
   CHECK(*board.root().Get("k0") == codec::Value(0.0));
+}
+
+// A stand-in for an upstream node that does not order: a bare link end over
+// a WebSocket listener, answering a node's requests (hello, has, durable,
+// digest) from one document. Same-slot races between it and the node below
+// leave the two apart, as two bare ends are (behaviour.md §2.9).
+struct BareUpstream {
+  BareUpstream(boost::asio::io_context& io, sync::Scheduler& scheduler)
+      : io(io),
+        scheduler(scheduler),
+        listener(
+            io.get_executor(), scheduler, "127.0.0.1", 0,
+            [this](std::unique_ptr<sync::WebSocketChannel> channel) { Take(std::move(channel)); }) {
+  }
+  ~BareUpstream() {
+    requests.reset();
+    link.reset();
+  }
+
+  std::string url() const { return "ws://127.0.0.1:" + std::to_string(listener.port()) + "/"; }
+
+  void Take(std::unique_ptr<sync::WebSocketChannel> next) {
+    requests.reset();
+    link.reset();
+    channel = std::move(next);
+    link = std::make_unique<sync::Link>(*channel, scheduler);
+    link->OnOpen([this](const codec::OpenFrame& open) { (void)link->Share(open.name, &doc); });
+    requests.emplace(std::move(*sync::Requests::Open(*channel, io.get_executor())));
+    (void)requests->Answer(
+        [this](const std::string& name, const boost::json::value&, sync::Reply reply) {
+          boost::json::value answer;
+          if (name == "hello") answer = ToJson(HelloAnswer{{"bare-upstream"}});
+          if (name == "has") answer = HasAnswerJson(Held{doc.root().id(), doc.root().kind()});
+          if (name == "durable") answer = DurableAnswerJson();
+          if (name == "digest") answer = DigestAnswerJson(Digest(doc));
+          // After the link's frames queued before it, as a node answers.
+          scheduler.Post([reply, answer] { reply.SendResult(answer); });
+        });
+  }
+
+  boost::asio::io_context& io;
+  sync::Scheduler& scheduler;
+  Document doc{codec::Kind::kObject};
+  sync::WebSocketListener listener;
+  std::unique_ptr<sync::WebSocketChannel> channel;
+  std::unique_ptr<sync::Link> link;
+  std::optional<sync::Requests> requests;
+};
+
+// Anti-entropy (docs/node.md): a node below compares each document it
+// shares with its upstream's digest now and then, and one found apart in
+// two rounds takes the upstream's state. The upstream here is a bare end, so
+// a same-slot race leaves the two apart for good unless the digests find it.
+TEST_CASE("a node below finds by digest that it differs from its upstream, and heals",
+          "[node][converge][cluster]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  sync::AsioScheduler scheduler(io.get_executor());
+  BareUpstream upstream(io, scheduler);
+  REQUIRE(upstream.doc.Set(upstream.doc.root(), "k", "start"));
+  const std::string config = dir.path() + "/b.toml";
+  std::ofstream(config) << "[[upstreams]]\nurl = \"" << upstream.url()
+                        << "\"\ndigest_seconds = 1\n";
+  NodeProcess b(dir.path() + "/b", {"--config", config});
+  b.Start();
+  aweft::Client::Options options;
+  options.url = b.url();
+  aweft::Client client(io.get_executor(), options);
+  Document* below = nullptr;
+  client.Open("race", [&](Document& d) { below = &d; });
+  REQUIRE(RunUntil(
+      io, [&] { return below && below->root().Get("k"); }, std::chrono::seconds(10)));
+
+  // Race on one slot until the two are left apart.
+  auto apart = [&] { return !(sync::TakeSnapshot(*below) == sync::TakeSnapshot(upstream.doc)); };
+  bool diverged = false;
+  for (int i = 0; i < 50 && !diverged; ++i) {
+    REQUIRE(below->Set(below->root(), "k", "below-" + std::to_string(i)));
+    REQUIRE(upstream.doc.Set(upstream.doc.root(), "k", "above-" + std::to_string(i)));
+    RunUntil(
+        io, [] { return false; }, std::chrono::milliseconds(100));
+    diverged = apart();
+  }
+  REQUIRE(diverged);
+  // Found in two rounds a second apart, and healed: b takes the upstream's
+  // state, and b's client follows b.
+  CHECK(RunUntil(
+      io, [&] { return !apart(); }, std::chrono::seconds(10)));
+  const std::string log = b.Drain();
+  CHECK_THAT(log, Catch::Contains("event=divergence doc=\"race\""));
+  const std::string metrics = admin::HttpRequest(b.admin_url(), "GET", "/metrics").body;
+  CHECK_THAT(metrics, Catch::Contains("aweft_divergence_healed_total{by=\"digest\"} "));
+  // The next round agrees, and the links say when.
+  CHECK(RunUntil(
+      io,
+      [&] {
+        const std::string links = admin::HttpRequest(b.admin_url(), "GET", "/v1/links").body;
+        return links.find("\"agreed_seconds_ago\":") != std::string::npos &&
+               links.find("\"agreed_seconds_ago\":null") == std::string::npos;
+      },
+      std::chrono::seconds(5)));
 }
 
 }  // namespace

@@ -250,5 +250,26 @@ TEST_CASE("without ordering the same races leave ends apart (the control)", "[sy
   CHECK(diverged >= 10);
 }
 
+TEST_CASE("an end that joins holding another state is moved to the ordering end's",
+          "[sync][order]") {
+  for (const bool orders : {true, false}) {
+    SteppedScheduler scheduler;
+    Document hub(Kind::kObject);
+    REQUIRE(hub.Set(hub.root(), "k", 1.0));
+    auto end = std::move(*FromSnapshot(TakeSnapshot(hub)));
+    REQUIRE(end->Set(end->root(), "k", 2.0));  // Before it is shared: no link hears it.
+    auto [x, y] = InProcessPair(scheduler);
+    LinkOptions options;
+    options.orders = orders;
+    Link ordering(*x, scheduler, options), following(*y, scheduler);
+    REQUIRE(ordering.Share("doc", &hub));
+    REQUIRE(following.Share("doc", end.get()));  // Holding it; not asking for a state.
+    REQUIRE(scheduler.RunUntilIdle(10'000));
+    INFO("orders " << orders);
+    CHECK(*end->root().Get("k") == Value(orders ? 1.0 : 2.0));
+    CHECK(ordering.stats().corrections == (orders ? 1u : 0u));
+  }
+}
+
 }  // namespace
 }  // namespace aweft::sync::testing
