@@ -2,7 +2,11 @@
 // at every node while nodes are killed with SIGKILL and restarted, and the
 // links between nodes are cut and restored. Then everything must converge to
 // one state, and every write a client saw confirmed durable must be on every
-// node, exactly once.
+// node, exactly once. The writes are of two sorts (docs/reliability.md
+// "Chaos"): list inserts, which never race, so each must survive; and
+// replaces of four contended keys, which race across all three nodes, where
+// the loser of a race is overwritten, not lost: each key must end with one
+// value everywhere, a value some writer wrote to it.
 //
 // AWEFT_CHAOS_SEED picks the plan (default 9) and AWEFT_CHAOS_SECONDS its
 // length (default 10); scripts/chaos.sh runs longer ones. The plan (what is
@@ -29,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
@@ -57,6 +62,9 @@ constexpr auto kStep = std::chrono::milliseconds(50);
 // as a failure instead of healing when that timeout closes it.
 constexpr auto kSettleLimit = std::chrono::seconds(30);
 const char* const kName = "chaos";
+const char* const kHot[] = {"hot0", "hot1", "hot2", "hot3"};  // Contended keys.
+
+bool IsHot(const std::string& write) { return write.rfind("hot:", 0) == 0; }
 
 // A TCP proxy in front of one node, on the test's loop. Cut() closes every
 // connection through it and refuses new ones, accepting and closing them,
@@ -177,8 +185,10 @@ struct Writer {
   std::string name;  // The node's.
   std::unique_ptr<aweft::Client> client;
   Document* doc = nullptr;
-  std::vector<std::string> written;  // Every write, oldest first.
-  size_t confirmed = 0;              // written[0, confirmed) are durable.
+  // Every write, oldest first: a list insert's key, or "hot:" and the
+  // contended key and value it replaced.
+  std::vector<std::string> written;
+  size_t confirmed = 0;  // written[0, confirmed) are durable.
 
   // The client's unconfirmed commits are the newest it watched (it retires
   // them oldest first), and each write was one commit it watched: so with k
@@ -336,6 +346,7 @@ class ChaosRun {
     }
     Observable& list = board_.Create(codec::Kind::kArray);
     REQUIRE(board_.Set(board_.root(), "list", sync::Attach(list)));
+    for (const char* key : kHot) REQUIRE(board_.Set(board_.root(), key, "start"));
     list_id_ = list.id();
     writers_[0].client = ClientAt(io_, nodes_[0].port);
     writers_[0].doc = &board_;
@@ -400,6 +411,12 @@ class ChaosRun {
         REQUIRE(writer.doc->Push(*list, key));
         writer.written.push_back(std::move(key));
       }
+      if (Draw(0, 1) == 0) {  // The same four keys at every node.
+        const char* key = kHot[Draw(0, 3)];
+        const std::string value = writer.name + "-" + std::to_string(writer.written.size());
+        REQUIRE(writer.doc->Set(writer.doc->root(), key, value));
+        writer.written.push_back(std::string("hot:") + key + "=" + value);
+      }
     }
     RunFor(io_, kStep);
     for (ChaosNode& node : nodes_) Watch(node);
@@ -410,8 +427,9 @@ class ChaosRun {
   std::vector<std::string> Ledger() const {
     std::vector<std::string> ledger;
     for (const Writer& writer : writers_) {
-      ledger.insert(ledger.end(), writer.written.begin(),
-                    writer.written.begin() + static_cast<ptrdiff_t>(writer.confirmed));
+      std::copy_if(writer.written.begin(),
+                   writer.written.begin() + static_cast<ptrdiff_t>(writer.confirmed),
+                   std::back_inserter(ledger), [](const std::string& w) { return !IsHot(w); });
     }
     return ledger;
   }
@@ -470,11 +488,25 @@ class ChaosRun {
   // and nothing else. Returns whether all that holds.
   bool Verify(const std::vector<std::string>& ledger) {
     std::map<std::string, int> written;
+    std::set<std::string> hot{"start"};  // Every value written to a contended key.
     for (const Writer& writer : writers_) {
       CHECK(writer.confirmed == writer.written.size());
-      for (const std::string& key : writer.written) ++written[key];
+      for (const std::string& key : writer.written) {
+        if (IsHot(key)) hot.insert(key.substr(key.find('=') + 1));
+        if (!IsHot(key)) ++written[key];
+      }
     }
     bool all = true;
+    // The contended keys: one state everywhere is checked by Settle; here,
+    // that each holds a value written to it (a race's winner, not a mix).
+    for (const char* key : kHot) {
+      const codec::Value* value = read_[0]->root().Get(key);
+      const auto* text = value ? std::get_if<std::string>(value) : nullptr;
+      INFO("contended key " << key);
+      const bool written_there = text && hot.count(*text);
+      CHECK(written_there);
+      all = all && written_there;
+    }
     for (size_t i = 0; i < nodes_.size(); ++i) {
       const std::map<std::string, int> counts = Count(*read_[i], list_id_);
       std::vector<std::string> lost, missing, doubled, unknown;
@@ -521,6 +553,12 @@ class ChaosRun {
   size_t attempted() const {
     size_t n = 0;
     for (const Writer& writer : writers_) n += writer.written.size();
+    return n;
+  }
+  size_t contended() const {
+    size_t n = 0;
+    for (const Writer& writer : writers_)
+      n += std::count_if(writer.written.begin(), writer.written.end(), IsHot);
     return n;
   }
   const std::array<ChaosNode, 3>& nodes() const { return nodes_; }
@@ -585,9 +623,10 @@ TEST_CASE(
   std::printf("chaos: kills a %d, b %d, c %d; link cuts b->a %d, c->b %d\n", nodes[0].kills,
               nodes[1].kills, nodes[2].kills, links[0].cuts, links[1].cuts);
   std::printf(
-      "chaos: writes %zu attempted, %zu confirmed durable during the run (ledger); "
-      "every write on every node once: %s\n",
-      run.attempted(), ledger.size(), all ? "yes" : "NO");
+      "chaos: writes %zu attempted (%zu of them to contended keys), %zu list inserts confirmed "
+      "durable during the run (ledger); every insert on every node once, and each contended key "
+      "one written value everywhere: %s\n",
+      run.attempted(), run.contended(), ledger.size(), all ? "yes" : "NO");
   std::printf("chaos: lines logged at warning and above: a %d, b %d, c %d\n", nodes[0].warnings,
               nodes[1].warnings, nodes[2].warnings);
   std::printf("chaos: plan: %s\n", run.events().c_str());
