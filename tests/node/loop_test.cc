@@ -266,7 +266,7 @@ TEST_CASE("a loop answers has, hello and durable, and names what is malformed",
   CHECK(f.loop().connections().size() == 1);
 }
 
-TEST_CASE("a shard's replica yields to home: after same-slot races its readers hold home's state",
+TEST_CASE("home orders a shard's replica: after same-slot races its readers hold home's state",
           "[node][loop][shard]") {
   LoopFixture f;
   auto& home_writer = f.Connect();
