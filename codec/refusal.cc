@@ -68,6 +68,7 @@ std::string_view Name(Reason reason) {
     case Reason::kInvalidName:         return "invalid-name";
     case Reason::kUnavailable:         return "unavailable";
     case Reason::kCycle:               return "cycle";
+    case Reason::kDiverged:            return "diverged";
   }
   return "unknown-reason";  // Unreachable: -Wswitch flags a missing case.
 }
@@ -202,6 +203,9 @@ std::string_view Fix(Reason reason) {
       return "Write again later: the node stores nothing until its disk takes writes again.";
     case Reason::kCycle:
       return "Remove one of the upstreams that lead back to this node.";
+    case Reason::kDiverged:
+      return "Nothing to do: the ends resynchronize, and the state of the end that orders the "
+             "document stands.";
   }
   return "Report this as a bug.";  // Unreachable: -Wswitch flags a missing
                                    // case.

@@ -81,6 +81,7 @@ enum class Reason {
   kInvalidName,
   kUnavailable,  // The node cannot store now (a full or read-only disk).
   kCycle,        // Linking two nodes would make a cycle of upstreams.
+  kDiverged,     // A commit's integrity tag does not match this end's state.
 };
 
 // Returns the spec's spelling of `reason`, e.g. non-canonical-integer.

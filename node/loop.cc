@@ -10,6 +10,7 @@
 #include "codec/commit.h"
 #include "node/messages.h"
 #include "storage/format.h"
+#include "sync/tag.h"
 
 namespace aweft::node {
 
@@ -102,6 +103,7 @@ void Loop::Answer(Connection& c, const std::string& request, const json::value& 
   if (request == "has") return AnswerHas(c, args, std::move(reply));
   if (request == "hello") return AnswerHello(c, args, std::move(reply));
   if (request == "digest") return AnswerDigest(c, args, std::move(reply));
+  if (request == "tags") return AnswerTags(c, args, std::move(reply));
   reply.SendError({Spelled(Reason::kMissing), "nothing here answers " + request, {}});
 }
 
@@ -119,6 +121,16 @@ void Loop::AnswerDurable(sync::Reply reply) {
     done->store(true);
   });
   ToHome([this, reply, done] { node_.hub.AwaitDurable(reply, executor_, done); });
+}
+
+void Loop::AnswerTags(Connection& c, const json::value& args, sync::Reply reply) {
+  const std::vector<std::string> offered = ParseTagsAsk(args);
+  const bool agreed =
+      std::find(offered.begin(), offered.end(), sync::kTagAlgorithm) != offered.end();
+  // On before the answer leaves: the asker checks tags once it has it, and
+  // ignores them before.
+  if (agreed) c.link->UseTags();
+  reply.SendResult(TagsAnswerJson(agreed));
 }
 
 void Loop::AnswerDigest(Connection& c, const json::value& args, sync::Reply reply) {

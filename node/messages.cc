@@ -7,6 +7,7 @@
 
 #include "codec/commit.h"
 #include "sync/snapshot.h"
+#include "sync/tag.h"
 
 namespace aweft::node {
 namespace {
@@ -113,6 +114,31 @@ std::string Digest(const sync::Document& document) {
     out += kHex[hash[i] & 15];
   }
   return out;
+}
+
+std::vector<std::string> ParseTagsAsk(const json::value& args) {
+  std::vector<std::string> names;
+  const json::object* object = args.if_object();
+  const json::value* list = object ? object->if_contains("algorithms") : nullptr;
+  if (!list || !list->is_array()) return names;
+  for (const json::value& name : list->get_array()) {
+    if (name.is_string()) names.emplace_back(std::string_view(name.get_string()));
+  }
+  return names;
+}
+
+json::value TagsAnswerJson(bool agreed) {
+  if (!agreed) return json::object{{"algorithm", nullptr}};
+  return json::object{{"algorithm", sync::kTagAlgorithm}};
+}
+
+void AskTags(sync::Requests& requests, sync::Link& link) {
+  json::object args{{"algorithms", json::array{sync::kTagAlgorithm}}};
+  requests.Ask("tags", std::move(args), [&link](sync::AskResult answer) {
+    const json::object* object = answer ? answer->if_object() : nullptr;
+    const json::string* agreed = TextAt(object, "algorithm");
+    if (agreed && *agreed == sync::kTagAlgorithm) link.UseTags();
+  });
 }
 
 json::value DurableAnswerJson() { return json::object{{"durable", true}}; }

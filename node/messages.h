@@ -10,6 +10,8 @@
 #include "codec/result.h"
 #include "codec/value.h"
 #include "sync/document.h"
+#include "sync/link.h"
+#include "sync/requests.h"
 
 // The node's own requests (docs/node.md "Requests"), as types: each is
 // written here and read here, and reading never throws. What a peer sent
@@ -57,6 +59,17 @@ codec::Result<std::optional<std::string>> ParseDigestAnswer(const boost::json::v
 // encoding of its state as one commit (sync::AsCommit; no bytes for an
 // empty document), in lowercase hex. Equal states, equal digests.
 std::string Digest(const sync::Document& document);
+
+// tags {"algorithms": [names]}: the integrity tags (sync/tag.h) the asker
+// makes and checks; answered {"algorithm": NAME}, the one both ends use on
+// the link from then on, or {"algorithm": null}. Names that are not text
+// are passed over.
+std::vector<std::string> ParseTagsAsk(const boost::json::value& args);
+boost::json::value TagsAnswerJson(bool agreed);
+// Asks `tags` on `requests` and, once the other end agrees, turns tags on
+// for `link`. `requests` must be destroyed before `link` (it drops the
+// answer then).
+void AskTags(sync::Requests& requests, sync::Link& link);
 
 // durable (no arguments): {"durable": true} once all sent before is stored.
 boost::json::value DurableAnswerJson();

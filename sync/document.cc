@@ -411,7 +411,7 @@ const std::shared_ptr<const std::string>& Change::Bytes() const {
 void Document::Deliver(std::shared_ptr<const Commit> commit, std::shared_ptr<const Commit> undo,
                        bool local, const void* origin) {
   auto delivered = std::make_shared<const Delivered>(
-      Delivered{std::move(commit), std::move(undo), local, origin, nullptr});
+      Delivered{std::move(commit), std::move(undo), local, origin, nullptr, nullptr, nullptr});
   for (const auto& [handle, registration] : watchers_) {
     delivery.jobs.push_back({this, handle, delivered});
   }

@@ -95,6 +95,10 @@ struct Delivered {
   const void* origin = nullptr;  // Apply()'s `origin`.
   // Encoded on the first Bytes() of a change.
   mutable std::shared_ptr<const std::string> bytes;
+  // The commit with its integrity tag (sync/tag.h), and encoded: made by the
+  // first link that tags it, for the links after it.
+  mutable std::shared_ptr<const Commit> tagged;
+  mutable std::shared_ptr<const std::string> tagged_bytes;
 };
 
 struct Change {

@@ -4,8 +4,10 @@
 #include <exception>
 #include <utility>
 
+#include "codec/commit.h"
 #include "codec/id.h"
 #include "sync/snapshot.h"
+#include "sync/tag.h"
 
 namespace aweft::sync {
 
@@ -176,12 +178,32 @@ void Link::OnTracked(Shared& topic, const Tracked& tracked) {
   const Delivered& delivered = tracked.change.delivered;
   Shared::Sent sent{topic.next_seq_++, delivered.commit, delivered.undo, tracked.change.Bytes()};
   if (options_.orders) Cross(topic, *sent.commit, topic.next_seq_);
+  // What crosses: on a link that agreed tags, the commit with its tag. The
+  // window keeps the commit as the document made it.
+  Shared::Sent wire = sent;
+  if (tags_ && delivered.undo && sent.bytes && Tag(delivered)) {
+    wire.commit = delivered.tagged;
+    wire.bytes = delivered.tagged_bytes;
+  }
   if (topic.live_) {
-    EnqueueCommit(topic, sent);
+    EnqueueCommit(topic, wire);
   } else {
-    topic.held_.push_back(sent);
+    topic.held_.push_back(std::move(wire));
   }
   Remember(topic, std::move(sent));
+}
+
+bool Link::Tag(const Delivered& delivered) {
+  // Once per delivery, however many links tag it.
+  if (!delivered.tagged) {
+    auto tagged = std::make_shared<Commit>(*delivered.commit);
+    tagged->tag = TagOf(*tagged, *delivered.undo);
+    auto encoded = codec::EncodeCommit(*tagged);
+    if (!encoded) return false;  // Cannot be: the untagged one encoded.
+    delivered.tagged_bytes = std::make_shared<const std::string>(std::move(*encoded));
+    delivered.tagged = std::move(tagged);
+  }
+  return true;
 }
 
 void Link::Remember(Shared& topic, Shared::Sent sent) {
@@ -389,7 +411,13 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
     ++stats_.commits_in;
     if (options_.orders && Crosses(topic, commit)) Check(topic);
     std::vector<WireReason> reasons;
-    if (topic.handlers_.accept) {
+    if (tags_ && commit.tag && TagBefore(*topic.live_document_, commit) != *commit.tag) {
+      reasons = {{codec::Spelled(Reason::kDiverged),
+                  "the commit was made on a state this end does not hold (its integrity tag "
+                  "does not match)",
+                  std::nullopt}};
+    }
+    if (reasons.empty() && topic.handlers_.accept) {
       try {
         reasons = topic.handlers_.accept(commit);
       } catch (const std::exception& e) {

@@ -169,6 +169,14 @@ class Link {
   void Close();
   bool closed() const { return closed_; }
 
+  // From now on, integrity tags (sync/tag.h) on the commits this end sends
+  // (not on corrections), and a tagged commit that does not match this end's
+  // state refused as `diverged`. Both ends agree to it first (the node's
+  // `tags` request): a peer that never did sends no tags and is not
+  // checked.
+  void UseTags() { tags_ = true; }
+  bool tags() const { return tags_; }
+
   // Counters, for metrics.
   struct Stats {
     uint64_t frames_in = 0, frames_out = 0, commits_in = 0, commits_out = 0;
@@ -219,6 +227,9 @@ class Link {
   void Check(Shared& topic);
   void OnCheck(Shared& topic, const codec::StateFrame& state);
   void Remember(Shared& topic, Shared::Sent sent);
+  // Makes the delivery's commit with its integrity tag, and its encoding,
+  // unless another link did; false if it does not encode.
+  static bool Tag(const Delivered& delivered);
 
   void Enqueue(codec::Frame frame);
   // Queues one commit of `topic`, joining the commits frame before it when
@@ -242,6 +253,7 @@ class Link {
   Outbox spare_;  // Empty, keeping its capacity from flush to flush.
   bool flush_posted_ = false;
   bool closed_ = false;
+  bool tags_ = false;
   Stats stats_;
 };
 

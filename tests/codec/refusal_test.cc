@@ -80,6 +80,7 @@ const std::vector<std::pair<Reason, std::string>>& Spellings() {
       {Reason::kInvalidName, "invalid-name"},
       {Reason::kUnavailable, "unavailable"},
       {Reason::kCycle, "cycle"},
+      {Reason::kDiverged, "diverged"},
   };
   return spellings;
 }

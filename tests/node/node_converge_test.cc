@@ -129,6 +129,49 @@ TEST_CASE("a commit the node refuses is undone at its writer, reported, and neve
   CHECK(*board.root().Get("k0") == codec::Value(0.0));
 }
 
+// aweft::Client agrees integrity tags with the node (the `tags` request):
+// its write that crossed a bare end's on the same slot is refused `diverged`,
+// reported to it, and corrected; the two end in the node's state.
+TEST_CASE("a tagged write that crossed another on its slot is refused diverged, then corrected",
+          "[node][converge]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  sync::AsioScheduler scheduler(io.get_executor());
+  NodeProcess node(dir.path() + "/data");
+  node.Start();
+  aweft::Client::Options options;
+  options.url = node.url();
+  aweft::Client tagged(io.get_executor(), options);
+  Document mine(codec::Kind::kObject);
+  REQUIRE(mine.Set(mine.root(), "k", 0.0));
+  int diverged = 0;
+  sync::ShareHandlers handlers;
+  handlers.refused = [&](const sync::Refused& refused) {
+    if (refused.mine && refused.reasons[0].code == "diverged") ++diverged;
+  };
+  REQUIRE(tagged.Share("race", mine, handlers));
+  REQUIRE(RunUntil(io, [&] { return tagged.stats().link.frames_in > 0; }));
+  testing::Client bare(io, scheduler, node.url());
+  auto shared = bare.link->Share("race", nullptr);
+  REQUIRE(shared);
+  REQUIRE(RunUntil(io, [&] { return (*shared)->ready(); }));
+  Document& theirs = *(*shared)->document();
+  // Both write in one turn: the two frames race to the node, and about half
+  // the time the tagged one arrives second, made on a state the node left.
+  for (int i = 0; i < 40 && diverged == 0; ++i) {
+    REQUIRE(theirs.Set(theirs.root(), "k", "bare-" + std::to_string(i)));
+    REQUIRE(mine.Set(mine.root(), "k", "tagged-" + std::to_string(i)));
+    RunUntil(
+        io, [] { return false; }, std::chrono::milliseconds(50));
+  }
+  CHECK(diverged > 0);
+  CHECK(RunUntil(io, [&] {
+    return sync::TakeSnapshot(mine) == sync::TakeSnapshot(theirs) &&
+           tagged.unconfirmed("race") == 0;
+  }));
+  CHECK(tagged.refused("race") == static_cast<size_t>(diverged));
+}
+
 // A stand-in for an upstream node that does not order: a bare link end over
 // a WebSocket listener, answering a node's requests (hello, has, durable,
 // digest) from one document. Same-slot races between it and the node below
