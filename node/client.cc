@@ -203,7 +203,7 @@ void Client::Connect() {
   link_ = std::make_unique<sync::Link>(*channel_, links_);
   auto requests = sync::Requests::Open(*channel_, executor_);
   if (requests) requests_.emplace(std::move(*requests));
-  if (requests_) node::AskTags(*requests_, *link_);
+  if (requests_ && options_.tags) node::AskTags(*requests_, *link_);
   std::weak_ptr<Client*> self = self_;
   channel_->Closed([self] {
     if (auto alive = self.lock(); alive && *alive) (*alive)->OnLost();

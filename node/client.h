@@ -58,6 +58,10 @@ class Client {
     // to the client's executor and outlive the client. Default: the
     // executor, directly.
     sync::Scheduler* link_scheduler = nullptr;
+    // Agree integrity tags with the node on each connection (codec/FORMAT.md
+    // "Integrity tag"): a write that crossed another on its slot is then
+    // refused `diverged` and corrected. Default: false (docs/client.md).
+    bool tags = false;
     // Optional: hears why the node's answer to a request was not one (a
     // `has` without its root, say: reason `failed`). The connection is then
     // closed and dialed again, with backoff.

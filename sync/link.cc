@@ -177,7 +177,7 @@ void Link::OnTracked(Shared& topic, const Tracked& tracked) {
   if (tracked.landed || topic.ended_ || closed_) return;
   const Delivered& delivered = tracked.change.delivered;
   Shared::Sent sent{topic.next_seq_++, delivered.commit, delivered.undo, tracked.change.Bytes()};
-  if (options_.orders) Cross(topic, *sent.commit, topic.next_seq_);
+  if (options_.orders) Cross(topic, *sent.commit, sent.undo.get(), topic.next_seq_);
   // What crosses: on a link that agreed tags, the commit with its tag. The
   // window keeps the commit as the document made it.
   Shared::Sent wire = sent;
@@ -214,15 +214,31 @@ void Link::Remember(Shared& topic, Shared::Sent sent) {
 
 // --- Ordering (docs/sync.md "One order")
 
-void Link::Cross(Shared& topic, const Commit& commit, uint64_t clock) {
+void Link::Cross(Shared& topic, const Commit& commit, const Commit* undo, uint64_t clock) {
   // Listed only once the other end writes; Crosses looks back then.
   if (!topic.writes_) return;
-  if (topic.crossing_.size() + commit.deltas.size() > kCrossingSlots) {
+  const size_t more = commit.deltas.size() + (undo ? undo->deltas.size() : 0);
+  if (topic.crossing_.size() + topic.crossing_whole_.size() + more > kCrossingSlots) {
     topic.crossing_.clear();
+    topic.crossing_whole_.clear();
     topic.crossing_all_ = clock;
     return;
   }
-  for (const codec::Delta& delta : commit.deltas) topic.crossing_[SlotKey(delta)] = clock;
+  // An observable attached or detached: one end may have forgotten it and
+  // the other attached it again by id, empty (spec §1.3), so a write into it
+  // does not commute with this commit even on another slot.
+  auto whole = [&](const std::optional<Value>& value) {
+    if (value && IsAttach(*value)) {
+      topic.crossing_whole_[std::get<codec::Reference>(*value).id] = clock;
+    }
+  };
+  for (const codec::Delta& delta : commit.deltas) {
+    topic.crossing_[SlotKey(delta)] = clock;
+    whole(delta.value);
+  }
+  if (undo) {
+    for (const codec::Delta& delta : undo->deltas) whole(delta.value);  // What it detached.
+  }
 }
 
 bool Link::Crosses(Shared& topic, const Commit& theirs) {
@@ -233,11 +249,17 @@ bool Link::Crosses(Shared& topic, const Commit& theirs) {
     if (!topic.window_.empty() && topic.window_.front().seq > 1) {
       topic.crossing_all_ = std::max(topic.crossing_all_, topic.window_.front().seq);
     }
-    for (const Shared::Sent& sent : topic.window_) Cross(topic, *sent.commit, sent.seq + 1);
+    for (const Shared::Sent& sent : topic.window_) {
+      Cross(topic, *sent.commit, sent.undo.get(), sent.seq + 1);
+    }
   }
   if (topic.crossing_all_ > 0) return true;
   for (const codec::Delta& delta : theirs.deltas) {
-    if (topic.crossing_.count(SlotKey(delta))) return true;
+    if (topic.crossing_.count(SlotKey(delta)) || topic.crossing_whole_.count(delta.id)) return true;
+    if (delta.value && IsAttach(*delta.value) &&
+        topic.crossing_whole_.count(std::get<codec::Reference>(*delta.value).id)) {
+      return true;
+    }
   }
   return false;
 }
@@ -270,6 +292,7 @@ void Link::OnCheck(Shared& topic, const codec::StateFrame& state) {
   // The other end applied everything sent before the ask: those slots no
   // longer cross.
   std::erase_if(topic.crossing_, [mark](const auto& slot) { return slot.second <= mark; });
+  std::erase_if(topic.crossing_whole_, [mark](const auto& whole) { return whole.second <= mark; });
   if (topic.crossing_all_ <= mark) topic.crossing_all_ = 0;
   // What was sent after it reaches the other end after its state. Past the
   // window it is unknown: ask again.
@@ -285,7 +308,7 @@ void Link::OnCheck(Shared& topic, const codec::StateFrame& state) {
     ++stats_.corrections;
     Shared::Sent sent{topic.next_seq_++, std::make_shared<const Commit>(std::move(**move)), nullptr,
                       nullptr, /*correction=*/true};
-    Cross(topic, *sent.commit, topic.next_seq_);
+    Cross(topic, *sent.commit, nullptr, topic.next_seq_);
     EnqueueCommit(topic, sent);
     Remember(topic, std::move(sent));
   }

@@ -123,10 +123,13 @@ class Shared {
 
   // Ordering (LinkOptions::orders). The clock is next_seq_: a commit sent
   // leaves it at seq + 1. `crossing_` holds the slots of commits sent since
-  // the other end's last state, each with the clock after the last one;
-  // `crossing_all_` stands for every slot up to its clock (a state sent, or
-  // too many slots to list). Slots are listed once the other end writes.
+  // the other end's last state, each with the clock after the last one, and
+  // `crossing_whole_` the observables they attached or detached (a write
+  // anywhere in one crosses); `crossing_all_` stands for everything up to
+  // its clock (a state sent, or too much to list). Listed once the other
+  // end writes.
   std::unordered_map<std::string, uint64_t> crossing_;
+  std::unordered_map<Id, uint64_t, codec::IdHash> crossing_whole_;
   uint64_t crossing_all_ = 0;
   bool writes_ = false;
   bool they_hold_ = false;    // The other end held a document when it asked.
@@ -222,7 +225,7 @@ class Link {
   Shared* Theirs(uint64_t peer_topic);
 
   // Ordering (LinkOptions::orders).
-  void Cross(Shared& topic, const Commit& commit, uint64_t clock);
+  void Cross(Shared& topic, const Commit& commit, const Commit* undo, uint64_t clock);
   bool Crosses(Shared& topic, const Commit& theirs);
   void Check(Shared& topic);
   void OnCheck(Shared& topic, const codec::StateFrame& state);

@@ -141,6 +141,7 @@ TEST_CASE("a tagged write that crossed another on its slot is refused diverged, 
   node.Start();
   aweft::Client::Options options;
   options.url = node.url();
+  options.tags = true;
   aweft::Client tagged(io.get_executor(), options);
   Document mine(codec::Kind::kObject);
   REQUIRE(mine.Set(mine.root(), "k", 0.0));
