@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "benchmarks/cpu_ticks.h"
 #include "codec/frame.h"
 #include "sync/link.h"
 #include "sync/random.h"
@@ -159,27 +160,6 @@ struct FullClient {
   sync::Scheduler* scheduler = nullptr;
   uint64_t written_here = 0;
 };
-
-// utime + stime, in clock ticks, of a /proc stat file (a process's or a
-// thread's); with `name`, the thread's name too.
-uint64_t CpuTicks(const std::string& stat, std::string* name = nullptr) {
-  std::ifstream in(stat);
-  std::string line;
-  std::getline(in, line);
-  const size_t open = line.find('('), close = line.rfind(')');
-  if (open == std::string::npos || close == std::string::npos) return 0;
-  if (name) *name = line.substr(open + 1, close - open - 1);
-  std::istringstream fields(line.substr(close + 2));
-  std::string field;
-  uint64_t utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return utime + stime;
-}
-
-uint64_t CpuTicks(int pid) { return CpuTicks("/proc/" + std::to_string(pid) + "/stat"); }
 
 // The node's CPU by thread: its main (home) thread (the stored documents, and
 // the links of the connections it serves), its shards (aweft-shard-N: their

@@ -22,27 +22,14 @@
 #include <vector>
 
 #include "admin/http_client.h"
+#include "benchmarks/cpu_ticks.h"
 #include "tests/node/race.h"
 
 namespace {
 
+using aweft::bench::CpuTicks;
 using aweft::node::testing::Race;
 using Clock = std::chrono::steady_clock;
-
-uint64_t CpuTicks(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Fields after the command's closing parenthesis: utime is the 14th
-  // field of the line, stime the 15th.
-  size_t at = text.rfind(')');
-  uint64_t utime = 0, stime = 0;
-  for (int field = 3; at != std::string::npos && field <= 15; ++field) {
-    at = text.find(' ', at + 1);
-    if (field == 14) utime = std::strtoull(text.c_str() + at + 1, nullptr, 10);
-    if (field == 15) stime = std::strtoull(text.c_str() + at + 1, nullptr, 10);
-  }
-  return utime + stime;
-}
 
 // The value of one series in a node's /metrics (0 when absent).
 double Metric(const std::string& admin_url, const std::string& series) {
