@@ -1,5 +1,6 @@
 #include "node/client.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 
@@ -106,20 +107,18 @@ void Client::OnRefused(Entry& entry, const sync::Refused& refused) {
     entry.refused_unknown = true;
     return;
   }
-  for (auto it = entry.unconfirmed.begin(); it != entry.unconfirmed.end(); ++it) {
-    if (it->commit != *refused.commit) continue;
-    ++entry.refused;
-    entry.unconfirmed.erase(it);
-    return;
-  }
-  // Not pending: confirmed by an answer that overtook the refusal, which the
-  // order of delivery rules out (Confirm), or refused twice.
-  entry.refused_unknown = true;
+  // Pending; or confirmed durable on the node, then refused by a node above
+  // it, which orders the document (its correction undoes it here).
+  ++entry.refused;
+  auto it = std::ranges::find(entry.unconfirmed, *refused.commit, &Entry::Pending::commit);
+  if (it != entry.unconfirmed.end()) entry.unconfirmed.erase(it);
 }
 
 void Client::Open(const std::string& name, std::function<void(sync::Document&)> ready,
-                  std::function<void(const std::string&)> failed) {
+                  std::function<void(const std::string&)> failed,
+                  std::function<void(const sync::Refused&)> refused) {
   Entry& entry = entries_[name];
+  entry.handlers.refused = std::move(refused);
   entry.handlers.ready = [ready = std::move(ready),
                           once = std::make_shared<bool>(false)](sync::Document& document) {
     if (!*once && ready) ready(document);

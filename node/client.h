@@ -83,9 +83,11 @@ class Client {
 
   // Opens a document the node holds and this client does not: `ready` hears
   // the client-owned document once it has the node's state. no-document (or
-  // the node's refusal) goes to `failed`.
+  // the node's refusal) goes to `failed`; `refused` hears each commit made
+  // here that was refused, as a share's handler does.
   void Open(const std::string& name, std::function<void(sync::Document&)> ready,
-            std::function<void(const std::string& reason)> failed = {});
+            std::function<void(const std::string& reason)> failed = {},
+            std::function<void(const sync::Refused&)> refused = {});
 
   // Stops sharing `name`.
   void Forget(const std::string& name);
@@ -121,10 +123,12 @@ class Client {
   bool connected() const { return link_ != nullptr && live_; }
   // Commits of `name` the node has not yet confirmed durable, nor refused.
   size_t unconfirmed(const std::string& name) const;
-  // Commits of `name` the node refused so far; the share's `refused` handler
-  // heard each, with the reasons, the commit and its undo. A refused commit
-  // is never counted as confirmed and is not sent again: the node orders the
-  // document, and moves this end to its own state, without it (docs/sync.md
+  // Commits of `name` refused so far; the share's `refused` handler heard
+  // each, with the reasons, the commit and its undo. The node refuses one
+  // before confirming it, or relays a refusal from a node above it, which
+  // orders the document, after it stored it (then the commit counted as
+  // durable on this node first). A refused commit is not sent again: the
+  // ordering node moves this end to its own state without it (docs/sync.md
   // "One order").
   size_t refused(const std::string& name) const;
   // Why the node last declined to confirm ("unavailable: the node cannot

@@ -67,7 +67,8 @@ void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
   c.token = *token;
   // The node orders the documents it shares: its clients, and nodes below,
   // follow (docs/sync.md "One order").
-  c.link = std::make_unique<sync::Link>(*c.channel, sends_, sync::LinkOptions{.orders = true});
+  c.link = std::make_unique<sync::Link>(*c.channel, sends_,
+                                        sync::LinkOptions{.orders = true, .relays_refusals = true});
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
   if (auto requests = sync::Requests::Open(*c.channel, executor_)) {
     c.requests.emplace(std::move(*requests));
@@ -304,6 +305,16 @@ void Loop::StopTopics(const std::string& name) {
     it->second->Stop();
     c->shared.erase(it);
     documents_->Release(name);
+  }
+}
+
+void Loop::RefuseLate(const std::string& name, const codec::Commit& commit,
+                      const std::vector<codec::WireReason>& reasons) {
+  for (auto& [id, c] : connections_) {
+    auto it = c->shared.find(name);
+    if (it != c->shared.end() && it->second->RefuseLate(commit, reasons)) {
+      spdlog::info("event=refused-late doc=\"{}\" peer={}", name, c->remote);
+    }
   }
 }
 

@@ -90,6 +90,11 @@ class Loop {
   // Stops every topic sharing `name` here: its clients hear `left` and may
   // open it again (its replica ended).
   void StopTopics(const std::string& name);
+  // Tells the writer of `commit` to `name`, on whichever connection here
+  // sent it, that a place ordering the document refused it after this node
+  // took it (Shared::RefuseLate); its correction follows as a commit.
+  void RefuseLate(const std::string& name, const codec::Commit& commit,
+                  const std::vector<codec::WireReason>& reasons);
   // Closes every connection after sending what is queued (shutdown).
   void CloseAll();
   // Frees the links, which share documents, while those still exist.

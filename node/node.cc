@@ -102,6 +102,16 @@ Node::Node(Config config, asio::io_context& io)
     shards_.push_back(
         std::make_unique<Shard>(i - 1, *context_, channel_scheduler_, *link_scheduler_));
   }
+  // A commit refused above is refused to its writer, on whichever loop.
+  upstreams_->OnRefused([this](const std::string& name, const codec::Commit& commit,
+                               const std::vector<codec::WireReason>& reasons) {
+    home_->RefuseLate(name, commit, reasons);
+    for (auto& shard : shards_) {
+      asio::post(shard->io(), [&loop = shard->loop(), name, commit, reasons] {
+        loop.RefuseLate(name, commit, reasons);
+      });
+    }
+  });
   if (!shards_.empty()) {
     // Called on the listener's (the home) thread.
     options.place = [this]() -> std::pair<asio::any_io_executor, sync::Scheduler*> {

@@ -106,6 +106,11 @@ void Replicas::MakeReplica(const std::string& name, uint64_t generation,
   };
   sync::ShareHandlers handlers;
   handlers.ready = [tell](sync::Document& document) { tell(&document); };
+  // Home refused what a client here sent (its disk failed): so does this
+  // node, to that client. Home's correction undoes it.
+  handlers.refused = [this, name](const sync::Refused& refused) {
+    if (refused.mine && refused.commit) loop_.RefuseLate(name, *refused.commit, refused.reasons);
+  };
   handlers.fault = [this, tell, name](const std::string& reason, const std::string& message) {
     spdlog::warn("event=replica-end doc=\"{}\" reason={} detail=\"{}\"", name, reason, message);
     tell(nullptr);

@@ -101,6 +101,7 @@ void Upstreams::Share(const std::string& name, sync::Document& document) {
       std::erase_if(code, [](char ch) { return !(std::islower(ch) || ch == '-'); });
       spdlog::warn("event=upstream-refused doc=\"{}\" reason={}", name, code);
     }
+    if (on_refused_ && refused.commit) on_refused_(name, *refused.commit, refused.reasons);
   };
   handlers.fault = [this](const std::string& reason, const std::string&) {
     meters_.faults.Add(1, {reason, "remote"});

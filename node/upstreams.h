@@ -3,6 +3,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,6 +62,11 @@ class Upstreams {
   void Forget(const std::string& name);
   // Closes every upstream link (shutdown).
   void Close();
+  // Called with each commit an upstream refuses (after this node took it),
+  // to refuse it to its writer too. Set once, before the first Share.
+  using Refusals = std::function<void(const std::string& name, const codec::Commit& commit,
+                                      const std::vector<codec::WireReason>& reasons)>;
+  void OnRefused(Refusals fn) { on_refused_ = std::move(fn); }
 
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
 
@@ -80,6 +86,7 @@ class Upstreams {
   // Per (upstream url, document): the store seq the upstream has confirmed.
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
   boost::asio::steady_timer hello_;
+  Refusals on_refused_;
   bool closed_ = false;
 };
 

@@ -48,6 +48,18 @@ void Shared::Stop() {
              /*told=*/false);
 }
 
+bool Shared::RefuseLate(const Commit& commit, const std::vector<WireReason>& reasons) {
+  if (ended_ || !link_ || link_->closed_ || !theirs_ || reasons.empty()) return false;
+  for (auto it = received_.begin(); it != received_.end(); ++it) {
+    if (it->second->deltas != commit.deltas) continue;  // Tagged or not.
+    ++link_->stats_.refused_out;
+    link_->Enqueue(codec::RefusedFrame{mine_, it->first, reasons});
+    received_.erase(it);
+    return true;
+  }
+  return false;
+}
+
 // --- Link
 
 Link::Link(Channel& channel, Scheduler& scheduler, LinkOptions options)
@@ -174,6 +186,10 @@ void Link::SendState(Shared& topic) {
 }
 
 void Link::OnTracked(Shared& topic, const Tracked& tracked) {
+  if (tracked.landed && options_.relays_refusals && topic.receiving_) {
+    topic.received_.emplace_back(topic.receiving_, tracked.change.delivered.commit);
+    while (topic.received_.size() > options_.window) topic.received_.pop_front();
+  }
   if (tracked.landed || topic.ended_ || closed_) return;
   const Delivered& delivered = tracked.change.delivered;
   Shared::Sent sent{topic.next_seq_++, delivered.commit, delivered.undo, tracked.change.Bytes()};
@@ -453,13 +469,16 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
     if (reasons.empty()) {
       try {
         if (topic.handlers_.landing) topic.handlers_.landing(true);
+        topic.receiving_ = seq;
         auto landed = topic.tracker_->Receive(commit);
+        topic.receiving_ = 0;
         if (topic.handlers_.landing) topic.handlers_.landing(false);
         if (!landed) {
           reasons = {{std::string(codec::Name(landed.error().reason)), landed.error().message,
                       std::nullopt}};
         }
       } catch (...) {
+        topic.receiving_ = 0;
         if (topic.handlers_.landing) topic.handlers_.landing(false);
         // A watcher threw after the commit landed: not a refusal.
         if (!first_error) first_error = std::current_exception();

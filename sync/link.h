@@ -64,6 +64,11 @@ struct LinkOptions {
   // there, to this end's own. Default: false (a bare end, behaviour.md
   // §2.9: same-slot races stay swapped).
   bool orders = false;
+  // This end remembers the last `window` commits it took from the other
+  // end, so that one refused later by a place this end forwarded it to can
+  // be refused to its writer too (Shared::RefuseLate): a node towards its
+  // clients and the nodes below. Default: false.
+  bool relays_refusals = false;
 };
 
 class Link;
@@ -93,6 +98,13 @@ class Shared {
   void Resync();
   // Leaves the topic: the other end hears `left`; other topics carry on.
   void Stop();
+  // Refuses, after the fact, a commit this topic took from the other end
+  // and forwarded, which a place that orders the document has since refused
+  // (LinkOptions::relays_refusals): the other end hears `refused` for it
+  // with `reasons`, as if this end had. The document is not changed here;
+  // the correction that undoes it arrives as an ordinary commit. False if
+  // the commit is not among the last taken (or was refused once already).
+  bool RefuseLate(const Commit& commit, const std::vector<WireReason>& reasons);
 
  private:
   friend class Link;
@@ -119,6 +131,10 @@ class Shared {
   uint64_t next_seq_ = 1;
   std::deque<Sent> window_;
   std::vector<Sent> held_;  // Made before the topic went live.
+  // LinkOptions::relays_refusals: commits taken from the other end, by its
+  // seq; `receiving_` is the seq of the one being applied.
+  std::deque<std::pair<uint64_t, std::shared_ptr<const Commit>>> received_;
+  uint64_t receiving_ = 0;
   std::string end_reason_;
 
   // Ordering (LinkOptions::orders). The clock is next_seq_: a commit sent

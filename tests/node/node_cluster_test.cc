@@ -226,11 +226,12 @@ TEST_CASE(
       std::chrono::milliseconds(20000)));
 }
 
-// The node above refuses a commit the node below confirmed (here: b's token
+// The node above refuses a commit the nodes below confirmed (here: b's token
 // there may only read). The node above orders the document (docs/sync.md
-// "One order"): b is corrected to its state, and b's writer to b's, so the
-// write is undone everywhere, said in b's log, and not back after a restart.
-TEST_CASE("a commit the upstream refuses is undone on the node below and its writer",
+// "One order"): b is corrected to its state, c to b's and c's writer to c's,
+// so the write is undone everywhere, said in b's log, refused to its writer
+// through c, and not back after a restart.
+TEST_CASE("a commit the upstream refuses is undone below, and refused to its writer",
           "[node][cluster][refusal]") {
   TempDir dir;
   boost::asio::io_context io;
@@ -241,22 +242,34 @@ TEST_CASE("a commit the upstream refuses is undone on the node below and its wri
                           << "\"\ntoken = \"reader-secret\"\n";
   NodeProcess b(dir.path() + "/b", {"--config", b_config});
   const uint16_t b_port = b.Start();
+  NodeProcess c(dir.path() + "/c", {"--upstream", b.url()});
+  c.Start();
 
-  aweft::Client::Options at_a, at_b;
+  aweft::Client::Options at_a, at_b, at_c;
   at_a.url = a.url();
   at_a.token = "writer-secret";
   at_b.url = b.url();
+  at_c.url = c.url();
   aweft::Client top(io.get_executor(), at_a);
   Document board(codec::Kind::kObject);
   REQUIRE(board.Set(board.root(), "from-top", true));
   REQUIRE(top.Share("board", board));
   REQUIRE(RunUntil(io, [&] { return top.connected() && top.unconfirmed("board") == 0; }));
 
+  // Two connections first: with --threads 3 the writer's lands on a shard
+  // (round robin), whose replica of the document the refusal must reach.
+  aweft::Client idle1(io.get_executor(), at_c);
+  REQUIRE(RunUntil(io, [&] { return idle1.connections() == 1; }));
+  aweft::Client idle2(io.get_executor(), at_c);
+  REQUIRE(RunUntil(io, [&] { return idle2.connections() == 1; }));
   std::string b_log;
   {
-    aweft::Client writer(io.get_executor(), at_b);
+    aweft::Client writer(io.get_executor(), at_c);
     Document* below = nullptr;
-    writer.Open("board", [&](Document& d) { below = &d; });
+    std::vector<sync::Refused> heard;
+    writer.Open(
+        "board", [&](Document& d) { below = &d; }, {},
+        [&](const sync::Refused& refused) { heard.push_back(refused); });
     REQUIRE(RunUntil(
         io, [&] { return below && below->root().Get("from-top"); },
         std::chrono::milliseconds(10000)));
@@ -269,11 +282,25 @@ TEST_CASE("a commit the upstream refuses is undone on the node below and its wri
                  std::string::npos;
         },
         std::chrono::milliseconds(10000)));
-    // Undone at b, and so at its writer.
+    // Undone at b and c, and so at the writer, which hears it refused with
+    // a's reason: the node it wrote to had stored it, so it was confirmed
+    // durable there first.
     CHECK(RunUntil(io, [&] { return !below->root().Get("from-below"); }));
     CHECK(below->root().Get("from-top"));
-    CHECK(RunUntil(io, [&] { return writer.unconfirmed("board") == 0; }));
+    REQUIRE(RunUntil(
+        io, [&] { return !heard.empty(); }, std::chrono::milliseconds(10000)));
+    CHECK(heard.size() == 1);
+    CHECK(heard.at(0).mine);
+    CHECK(heard.at(0).reasons.at(0).code == "forbidden");
+    REQUIRE(heard.at(0).commit);
+    CHECK(heard.at(0).commit->deltas.at(0).ref.key == "from-below");
+    CHECK(writer.refused("board") == 1);
+    CHECK(writer.unconfirmed("board") == 0);
   }
+  const std::string c_log = c.Drain();
+  INFO(c_log);
+  // b relayed a's refusal to c, which relayed it to the writer.
+  CHECK(c_log.find("event=upstream-refused doc=\"board\" reason=forbidden") != std::string::npos);
   CHECK_FALSE(board.root().Get("from-below"));
   // a corrected b, and counted it.
   const std::string metrics = admin::HttpRequest(a.admin_url(), "GET", "/metrics").body;

@@ -282,6 +282,57 @@ TEST_CASE("a hub forwards between links and a chain of three converges", "[sync]
   CHECK(heard_at_a == 2);  // Its own, and c's once: nothing looped back.
 }
 
+TEST_CASE("a commit refused further along is refused to its writer late, once",
+          "[sync][link][refusal]") {
+  // writer -> middle (relaying refusals) -> top, which refuses: the middle
+  // refuses it to the writer, by the writer's own seq.
+  ManualScheduler scheduler;
+  auto [wm1, wm2] = InProcessPair(scheduler);
+  auto [mt1, mt2] = InProcessPair(scheduler);
+  Link writer(*wm1, scheduler), down(*wm2, scheduler, {.relays_refusals = true}),
+      up(*mt1, scheduler), top(*mt2, scheduler);
+  Document origin(Kind::kObject);
+  bool refuse = false;
+  Share(top, "doc", &origin, {.accept = [&](const Commit&) -> std::vector<WireReason> {
+          if (refuse) return {{"forbidden", "read only up here", std::nullopt}};
+          return {};
+        }});
+  Shared* toward_writer = nullptr;
+  std::vector<bool> relayed;
+  Shared* middle = Share(up, "doc", nullptr, {.refused = [&](const Refused& r) {
+                           REQUIRE(r.commit);
+                           relayed.push_back(toward_writer->RefuseLate(*r.commit, r.reasons));
+                           // Once: a second relay of it finds nothing.
+                           relayed.push_back(toward_writer->RefuseLate(*r.commit, r.reasons));
+                         }});
+  scheduler.RunUntilIdle();
+  toward_writer = Share(down, "doc", middle->document());
+  std::vector<Refused> heard;
+  Shared* end =
+      Share(writer, "doc", nullptr, {.refused = [&](const Refused& r) { heard.push_back(r); }});
+  scheduler.RunUntilIdle();
+  REQUIRE(end->ready());
+  Document& mine = *end->document();
+  REQUIRE(mine.Set(mine.root(), "kept", 1.0));
+  scheduler.RunUntilIdle();
+  refuse = true;
+  REQUIRE(mine.Set(mine.root(), "refused", 2.0));
+  scheduler.RunUntilIdle();
+  CHECK(relayed == std::vector<bool>{true, false});
+  REQUIRE(heard.size() == 1);
+  CHECK(heard[0].mine);
+  CHECK(heard[0].seq == 2);
+  CHECK(heard[0].reasons.at(0).code == "forbidden");
+  REQUIRE(heard[0].commit);
+  CHECK(heard[0].commit->deltas.at(0).ref.key == "refused");
+  CHECK(heard[0].undo.has_value());
+  // A commit the middle never took from the writer is not refused to it.
+  Commit other{{{codec::DeltaType::kAdd, origin.root().id(), {Kind::kObject, "x"}, Value(1.0)}},
+               {}};
+  CHECK_FALSE(toward_writer->RefuseLate(other, heard[0].reasons));
+  CHECK(down.stats().refused_out == 1);
+}
+
 TEST_CASE("one link carries several documents with independent numbering", "[sync][link]") {
   Pair p;
   Document x(Kind::kObject), y(Kind::kArray), z(Kind::kMap);
