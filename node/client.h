@@ -131,6 +131,10 @@ class Client {
   // ordering node moves this end to its own state without it (docs/sync.md
   // "One order").
   size_t refused(const std::string& name) const;
+  // Asks the node, within confirm_every, to confirm what it has taken,
+  // whether or not anything is unconfirmed (Options::confirmed hears the
+  // marks). The client does this by itself while commits are unconfirmed.
+  void Confirm();
   // Why the node last declined to confirm ("unavailable: the node cannot
   // store writes now (...)"); empty once it confirms again. While it is set
   // the client asks again every second.
@@ -184,7 +188,6 @@ class Client {
   void Replay(const std::string& name, Entry& entry);
   void OnRefused(Entry& entry, const sync::Refused& refused);
   static void Hold(Entry& entry, codec::Commit commit);
-  void Confirm();
   void Retire();
 
   boost::asio::any_io_executor executor_;

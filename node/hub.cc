@@ -164,8 +164,8 @@ void Hub::WatchStall() {
     if (auto why = Unavailable()) {
       for (const DurableAsk& ask : durable_waiting_) {
         asio::dispatch(ask.where, [ask, why] {
+          if (ask.done->exchange(true)) return;  // Answered meanwhile.
           ask.reply.SendError({codec::Spelled(Reason::kUnavailable), *why, {}});
-          ask.done->store(true);
         });
       }
       durable_waiting_.clear();

@@ -100,7 +100,7 @@ void Loop::Answer(Connection& c, const std::string& request, const json::value& 
                             {}});
   }
   c.answering.push_back(reply);
-  if (request == "durable") return AnswerDurable(std::move(reply));
+  if (request == "durable") return AnswerDurable(c, std::move(reply));
   if (request == "has") return AnswerHas(c, args, std::move(reply));
   if (request == "hello") return AnswerHello(c, args, std::move(reply));
   if (request == "digest") return AnswerDigest(c, args, std::move(reply));
@@ -108,18 +108,31 @@ void Loop::Answer(Connection& c, const std::string& request, const json::value& 
   reply.SendError({Spelled(Reason::kMissing), "nothing here answers " + request, {}});
 }
 
-void Loop::AnswerDurable(sync::Reply reply) {
+void Loop::AnswerDurable(Connection& c, sync::Reply reply) {
   // The disk fails writes: say so now rather than answer once it is back.
   if (auto why = node_.hub.Unavailable()) {
     return reply.SendError({Spelled(Reason::kUnavailable), *why, {}});
   }
   // Runs after every frame this connection sent before the request, with
-  // the store synced first: all they carried is stored. If the disk fails
-  // that batch meanwhile, the hub answers first.
+  // the store synced first: all they carried is stored. Then each document
+  // a node above orders must be confirmed there too (Upstreams::
+  // AwaitConfirmed), and the answer leaves behind any refusal it relayed
+  // meanwhile (RefuseLate). If the disk fails the batch, the hub answers.
   auto done = std::make_shared<std::atomic<bool>>(false);
-  sends_.Post([reply, done] {
-    reply.SendResult(DurableAnswerJson());
-    done->store(true);
+  std::vector<std::string> names;
+  for (const auto& [name, topic] : c.shared) names.push_back(name);
+  sends_.Post([this, reply, done, names = std::move(names)] {
+    ToHome([this, reply, done, names] {
+      node_.upstreams.AwaitConfirmed(names, [this, reply, done](std::optional<Refusal> why) {
+        asio::dispatch(executor_, [this, reply, done, why] {
+          sends_.Post([reply, done, why] {
+            if (done->exchange(true)) return;  // The hub answered: the disk failed.
+            if (why) return reply.SendError({Spelled(why->reason), why->message, {}});
+            reply.SendResult(DurableAnswerJson());
+          });
+        });
+      });
+    });
   });
   ToHome([this, reply, done] { node_.hub.AwaitDurable(reply, executor_, done); });
 }

@@ -37,6 +37,7 @@ Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage:
       if (seq <= mark) return;
       mark = seq;
       SaveConfirmed();
+      Settle(/*expire=*/false);
     };
     options.broken = [this, url = upstream.url](const codec::Refusal& why) {
       meters_.faults.Add(1, {codec::Spelled(why.reason), "remote"});
@@ -109,6 +110,58 @@ void Upstreams::Share(const std::string& name, sync::Document& document) {
   (void)link->client->Share(name, document, std::move(handlers), std::move(unconfirmed));
 }
 
+void Upstreams::AwaitConfirmed(const std::vector<std::string>& names, Confirmed done) {
+  Awaiting wait{{}, std::move(done), std::chrono::steady_clock::now() + std::chrono::seconds(5)};
+  for (const std::string& name : names) {
+    Link* link = For(name);
+    if (!link) continue;  // This node orders it.
+    if (closed_ || !link->client->connected()) {
+      return wait.done(NotConfirmed(*link, name, "is not connected"));
+    }
+    const uint64_t head = store_.Head(name);
+    auto it = confirmed_.find({link->config.url, name});
+    if (it != confirmed_.end() && it->second >= head) continue;
+    wait.marks.push_back({link, name, head});
+    link->client->Confirm();
+  }
+  if (wait.marks.empty()) return wait.done(std::nullopt);
+  awaiting_.push_back(std::move(wait));
+}
+
+void Upstreams::Settle(bool expire) {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::pair<Confirmed, std::optional<codec::Refusal>>> answers;
+  std::erase_if(awaiting_, [&](Awaiting& wait) {
+    std::erase_if(wait.marks, [&](const Awaiting::Mark& mark) {
+      auto it = confirmed_.find({mark.link->config.url, mark.name});
+      return it != confirmed_.end() && it->second >= mark.seq;
+    });
+    std::optional<codec::Refusal> why;
+    if (!wait.marks.empty()) {
+      const Awaiting::Mark& mark = wait.marks.front();
+      if (!expire) return false;
+      if (closed_ || !mark.link->client->connected()) {
+        why = NotConfirmed(*mark.link, mark.name, "is not connected");
+      } else if (now >= wait.until) {
+        why = NotConfirmed(*mark.link, mark.name, "has not confirmed it within 5 s");
+      } else {
+        return false;
+      }
+    }
+    answers.emplace_back(std::move(wait.done), std::move(why));
+    return true;
+  });
+  for (auto& [done, why] : answers) done(std::move(why));
+}
+
+codec::Refusal Upstreams::NotConfirmed(const Link& link, const std::string& name,
+                                       const std::string& because) {
+  return {codec::Reason::kUnavailable,
+          "\"" + name + "\" is stored on this node, but the node above that orders it (" +
+              link.config.url + ") " + because +
+              ", so it is not confirmed yet. Ask again: it is once that node has it"};
+}
+
 void Upstreams::Forget(const std::string& name) {
   for (auto& link : links_) link->client->Forget(name);
 }
@@ -117,12 +170,14 @@ void Upstreams::Close() {
   closed_ = true;
   hello_.cancel();
   for (auto& link : links_) link->client->Close();
+  Settle(/*expire=*/true);
 }
 
 void Upstreams::ScheduleHello() {
   hello_.expires_after(std::chrono::seconds(1));
   hello_.async_wait([this](boost::system::error_code ec) {
     if (ec || closed_) return;
+    Settle(/*expire=*/true);
     const auto now = std::chrono::steady_clock::now();
     for (auto& link : links_) {
       if (link->cycle) continue;

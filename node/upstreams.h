@@ -62,6 +62,14 @@ class Upstreams {
   void Forget(const std::string& name);
   // Closes every upstream link (shutdown).
   void Close();
+  // Calls `done` once the upstream that orders each of `names` has
+  // confirmed this node's store of it up to its head now (so a client told
+  // `durable` holds what the document's order kept: docs/node.md
+  // "Clusters"); at once for a name no upstream orders. With why not
+  // instead (`unavailable`) when that upstream is not connected, or has not
+  // confirmed within 5 s. Asks the upstreams to confirm now.
+  using Confirmed = std::function<void(std::optional<codec::Refusal> why)>;
+  void AwaitConfirmed(const std::vector<std::string>& names, Confirmed done);
   // Called with each commit an upstream refuses (after this node took it),
   // to refuse it to its writer too. Set once, before the first Share.
   using Refusals = std::function<void(const std::string& name, const codec::Commit& commit,
@@ -78,6 +86,11 @@ class Upstreams {
   void ScheduleHello();
   void LoadConfirmed();
   void SaveConfirmed();
+  // Answers the AwaitConfirmed calls now confirmed; with `expire`, also
+  // those whose upstream is gone or that waited too long.
+  void Settle(bool expire);
+  static codec::Refusal NotConfirmed(const Link& link, const std::string& name,
+                                     const std::string& because);
 
   const Config& config_;
   storage::Store& store_;
@@ -87,6 +100,17 @@ class Upstreams {
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
   boost::asio::steady_timer hello_;
   Refusals on_refused_;
+  struct Awaiting {
+    struct Mark {
+      Link* link;
+      std::string name;
+      uint64_t seq;
+    };
+    std::vector<Mark> marks;  // Still to be confirmed.
+    Confirmed done;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::vector<Awaiting> awaiting_;
   bool closed_ = false;
 };
 

@@ -230,7 +230,7 @@ TEST_CASE(
 // there may only read). The node above orders the document (docs/sync.md
 // "One order"): b is corrected to its state, c to b's and c's writer to c's,
 // so the write is undone everywhere, said in b's log, refused to its writer
-// through c, and not back after a restart.
+// through c, never confirmed to it, and not back after a restart.
 TEST_CASE("a commit the upstream refuses is undone below, and refused to its writer",
           "[node][cluster][refusal]") {
   TempDir dir;
@@ -274,21 +274,30 @@ TEST_CASE("a commit the upstream refuses is undone below, and refused to its wri
         io, [&] { return below && below->root().Get("from-top"); },
         std::chrono::milliseconds(10000)));
     REQUIRE(below->Set(below->root(), "from-below", true));
+    // c answers `durable` only once a, which orders the document, has
+    // confirmed: the write never counts as confirmed before it is refused.
+    bool confirmed_first = false;
     REQUIRE(RunUntil(
         io,
         [&] {
+          confirmed_first = confirmed_first || (writer.unconfirmed("board") == 0 && heard.empty());
           b_log += b.Drain();
           return b_log.find("event=upstream-refused doc=\"board\" reason=forbidden") !=
                  std::string::npos;
         },
         std::chrono::milliseconds(10000)));
     // Undone at b and c, and so at the writer, which hears it refused with
-    // a's reason: the node it wrote to had stored it, so it was confirmed
-    // durable there first.
+    // a's reason.
     CHECK(RunUntil(io, [&] { return !below->root().Get("from-below"); }));
     CHECK(below->root().Get("from-top"));
     REQUIRE(RunUntil(
-        io, [&] { return !heard.empty(); }, std::chrono::milliseconds(10000)));
+        io,
+        [&] {
+          confirmed_first = confirmed_first || (writer.unconfirmed("board") == 0 && heard.empty());
+          return !heard.empty();
+        },
+        std::chrono::milliseconds(10000)));
+    CHECK_FALSE(confirmed_first);
     CHECK(heard.size() == 1);
     CHECK(heard.at(0).mine);
     CHECK(heard.at(0).reasons.at(0).code == "forbidden");
@@ -369,11 +378,23 @@ TEST_CASE("a malformed answer from an upstream ends that link, is logged, and th
       std::chrono::milliseconds(10000)));
   INFO(log);
   CHECK(log.find("reason=failed") != std::string::npos);
-  // b is up and serves its own documents.
+  // b is up and serves documents: it stores a write and passes it on, but
+  // cannot confirm it where the name is ordered, and says so.
   Document own(codec::Kind::kObject);
   REQUIRE(client.Share("own", own));
   REQUIRE(own.Set(own.root(), "k", true));
-  CHECK(RunUntil(io, [&] { return client.connected() && client.unconfirmed("own") == 0; }));
+  CHECK(RunUntil(
+      io,
+      [&] {
+        return client.confirm_error().find("the node above that orders it") != std::string::npos;
+      },
+      std::chrono::milliseconds(10000)));
+  CHECK(client.confirm_error().rfind("unavailable: ", 0) == 0);
+  CHECK(client.unconfirmed("own") == 1);
+  aweft::Client reader(io.get_executor(), at_b);
+  Document* seen = nullptr;
+  reader.Open("own", [&](Document& d) { seen = &d; });
+  CHECK(RunUntil(io, [&] { return seen && seen->root().Get("k"); }));
   CHECK(::kill(b.pid(), 0) == 0);
 }
 

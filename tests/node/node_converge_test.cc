@@ -197,7 +197,14 @@ struct BareUpstream {
     link.reset();
     channel = std::move(next);
     link = std::make_unique<sync::Link>(*channel, scheduler);
-    link->OnOpen([this](const codec::OpenFrame& open) { (void)link->Share(open.name, &doc); });
+    link->OnOpen([this](const codec::OpenFrame& open) {
+      sync::ShareHandlers handlers;
+      handlers.accept = [this](const codec::Commit&) -> std::vector<codec::WireReason> {
+        if (refuse) return {{"forbidden", "refused on purpose", std::nullopt}};
+        return {};
+      };
+      (void)link->Share(open.name, &doc, std::move(handlers));
+    });
     requests.emplace(std::move(*sync::Requests::Open(*channel, io.get_executor())));
     (void)requests->Answer(
         [this](const std::string& name, const boost::json::value&, sync::Reply reply) {
@@ -206,6 +213,7 @@ struct BareUpstream {
           if (name == "has") answer = HasAnswerJson(Held{doc.root().id(), doc.root().kind()});
           if (name == "durable") answer = DurableAnswerJson();
           if (name == "digest") answer = DigestAnswerJson(Digest(doc));
+          if (name == "durable" && hold_durable) return held.push_back({reply, answer});
           // After the link's frames queued before it, as a node answers.
           scheduler.Post([reply, answer] { reply.SendResult(answer); });
         });
@@ -218,7 +226,54 @@ struct BareUpstream {
   std::unique_ptr<sync::WebSocketChannel> channel;
   std::unique_ptr<sync::Link> link;
   std::optional<sync::Requests> requests;
+  bool refuse = false;        // Refuse every commit, `forbidden`.
+  bool hold_durable = false;  // Keep `durable` asks unanswered, in `held`.
+  std::vector<std::pair<sync::Reply, boost::json::value>> held;
 };
+
+// A node below confirms a write to its client only once the node above,
+// which orders the document, has confirmed it (docs/node.md "Clusters");
+// one the node above refuses is refused to the writer and never confirmed.
+TEST_CASE("a write below is confirmed once the node above has it; one refused there never is",
+          "[node][converge][cluster][refusal]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  sync::AsioScheduler scheduler(io.get_executor());
+  BareUpstream upstream(io, scheduler);
+  upstream.hold_durable = true;
+  NodeProcess b(dir.path() + "/b", {"--upstream", upstream.url()});
+  b.Start();
+  aweft::Client::Options options;
+  options.url = b.url();
+  aweft::Client client(io.get_executor(), options);
+  Document* below = nullptr;
+  std::vector<sync::Refused> heard;
+  client.Open(
+      "doc", [&](Document& d) { below = &d; }, {},
+      [&](const sync::Refused& refused) { heard.push_back(refused); });
+  REQUIRE(RunUntil(
+      io, [&] { return below != nullptr; }, std::chrono::seconds(10)));
+
+  REQUIRE(below->Set(below->root(), "kept", true));
+  REQUIRE(RunUntil(io, [&] { return upstream.doc.root().Get("kept") != nullptr; }));
+  // Stored on b and passed on, but not confirmed above: not confirmed here.
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(500));
+  CHECK(client.unconfirmed("doc") == 1);
+  REQUIRE_FALSE(upstream.held.empty());
+  for (auto& [reply, answer] : upstream.held) reply.SendResult(answer);
+  upstream.held.clear();
+  CHECK(RunUntil(io, [&] { return client.unconfirmed("doc") == 0; }));
+
+  upstream.refuse = true;
+  REQUIRE(below->Set(below->root(), "refused", true));
+  REQUIRE(RunUntil(
+      io, [&] { return !heard.empty(); }, std::chrono::seconds(10)));
+  CHECK(heard.at(0).reasons.at(0).code == "forbidden");
+  CHECK(client.refused("doc") == 1);
+  CHECK(client.unconfirmed("doc") == 0);
+  CHECK_FALSE(upstream.doc.root().Get("refused"));
+}
 
 // Anti-entropy (docs/node.md): a node below compares each document it
 // shares with its upstream's digest now and then, and one found apart in
