@@ -102,16 +102,21 @@ void Client::Hold(Entry& entry, codec::Commit commit) {
   entry.unconfirmed.push_back({++entry.numbered, std::move(commit)});
 }
 
-void Client::OnRefused(Entry& entry, const sync::Refused& refused) {
+bool Client::OnRefused(Entry& entry, const sync::Refused& refused) {
   if (!refused.commit) {
     entry.refused_unknown = true;
-    return;
+    return true;
+  }
+  if (auto it = std::ranges::find(entry.repeats, *refused.commit); it != entry.repeats.end()) {
+    entry.repeats.erase(it);
+    return false;
   }
   // Pending; or confirmed durable on the node, then refused by a node above
   // it, which orders the document (its correction undoes it here).
   ++entry.refused;
   auto it = std::ranges::find(entry.unconfirmed, *refused.commit, &Entry::Pending::commit);
   if (it != entry.unconfirmed.end()) entry.unconfirmed.erase(it);
+  return true;
 }
 
 void Client::Open(const std::string& name, std::function<void(sync::Document&)> ready,
@@ -320,7 +325,7 @@ void Client::Attach(const std::string& name) {
     handlers.refused = [self, name, user_refused](const sync::Refused& refused) {
       if (auto a = self.lock(); a && *a && refused.mine) {
         auto e = (*a)->entries_.find(name);
-        if (e != (*a)->entries_.end()) (*a)->OnRefused(e->second, refused);
+        if (e != (*a)->entries_.end() && !(*a)->OnRefused(e->second, refused)) return;
       }
       if (user_refused) user_refused(refused);
     };
@@ -336,6 +341,8 @@ void Client::Attach(const std::string& name) {
       if (user_synced) user_synced(document);
     };
     // Held there: ask for its state in the first open, and yield to it.
+    entry.attached_at = entry.numbered;
+    entry.repeats.clear();
     auto shared = client.link_->Share(name, entry.document, std::move(handlers), holds);
     if (!shared) return;
     entry.shared = *shared;
@@ -352,98 +359,15 @@ void Client::Replay(const std::string& /*name*/, Entry& entry) {
   // or changes nothing. What the node refused is not: it orders the document.
   entry.refused_unknown = false;
   entry.replaying = true;
-  std::vector<codec::Commit> unconfirmed;  // Apply may deliver to our watch.
-  for (const Entry::Pending& pending : entry.unconfirmed) unconfirmed.push_back(pending.commit);
-  for (const codec::Commit& commit : unconfirmed) (void)entry.document->Apply(commit);
+  const std::deque<Entry::Pending> unconfirmed =
+      entry.unconfirmed;  // Apply may deliver to our watch.
+  for (const Entry::Pending& pending : unconfirmed) {
+    // Sent on this connection before the state undid it: it goes again.
+    if (entry.document->Apply(pending.commit) && pending.number > entry.attached_at) {
+      entry.repeats.push_back(pending.commit);
+    }
+  }
   entry.replaying = false;
-}
-
-void Client::Confirm() {
-  if (confirm_posted_ || closed_) return;
-  confirm_posted_ = true;
-  std::weak_ptr<Client*> self = self_;
-  // After a refusal, ask again in a second rather than at the usual pace.
-  confirm_.expires_after(
-      confirm_error_.empty()
-          ? options_.confirm_every
-          : std::max<std::chrono::milliseconds>(options_.confirm_every, std::chrono::seconds(1)));
-  confirm_.async_wait([self](boost::system::error_code ec) {
-    auto alive = self.lock();
-    if (ec || !alive || !*alive) return;
-    Client& client = **alive;
-    client.confirm_posted_ = false;
-    if (!client.requests_ || !client.live_ || client.asking_) {
-      if (!client.closed_) client.Confirm();  // Try again later.
-      return;
-    }
-    // What this question confirms is taken now, not when the post runs: the
-    // commits the link has sent or posted to send by now, whose frames
-    // therefore leave before the question, and the store head with them. A
-    // commit made between the post and its run may leave after the question,
-    // and a node killed before it did would have marked it confirmed. A
-    // share that is not live, or waits for the node's state, confirms none:
-    // its commits are held, or the resync drops them.
-    std::map<std::string, uint64_t> marks;
-    std::map<std::string, uint64_t> seqs;
-    for (auto& [name, entry] : client.entries_) {
-      if (!entry.sending || !entry.shared || !entry.shared->live()) continue;
-      marks[name] = entry.numbered;
-      if (client.options_.mark) seqs[name] = client.options_.mark(name);
-    }
-    // One question at a time: answers retire from the front. A lost
-    // connection clears `asking_`; a question of before only clears its own.
-    client.asking_ = true;
-    const uint64_t question = ++client.question_;
-    client.links_.Post([self, marks, seqs, question, connection = client.connections_] {
-      auto a = self.lock();
-      if (!a || !*a) return;
-      Client& c = **a;
-      if (!c.requests_ || c.connections_ != connection) {  // Lost meanwhile.
-        if (c.question_ == question) c.asking_ = false;
-        return c.Confirm();
-      }
-      c.requests_->Ask("durable", nullptr, [self, marks, seqs, question](sync::AskResult answer) {
-        auto b = self.lock();
-        if (!b || !*b) return;
-        Client& d = **b;
-        if (d.question_ == question) d.asking_ = false;
-        if (!answer) {
-          d.confirm_error_ = answer.error().reason + ": " + answer.error().message;
-          return d.Confirm();
-        }
-        if (auto durable = node::ParseDurableAnswer(*answer); !durable) {
-          d.Break(durable.error());
-          return d.Confirm();
-        }
-        d.confirm_error_.clear();
-        // The node sent its refusal of any commit this answer covers before
-        // the answer, and both were delivered here in that order (frames and
-        // answers are posted to this executor as they arrive): a refused
-        // commit has left `unconfirmed` by now, and is not retired.
-        bool more = false;
-        for (auto& [name, entry] : d.entries_) {
-          auto mark = marks.find(name);
-          const uint64_t last = mark == marks.end() ? 0 : mark->second;
-          while (!entry.unconfirmed.empty() && entry.unconfirmed.front().number <= last) {
-            entry.unconfirmed.pop_front();
-          }
-          more = more || !entry.unconfirmed.empty();
-        }
-        if (d.options_.confirmed) {
-          for (const auto& [name, seq] : seqs) {
-            // The mark would pass a commit refused unseen (past the window),
-            // which may still be pending here.
-            auto entry = d.entries_.find(name);
-            if (entry == d.entries_.end() || entry->second.refused_unknown) {
-              continue;
-            }
-            d.options_.confirmed(name, seq);
-          }
-        }
-        if (more) d.Confirm();
-      });
-    });
-  });
 }
 
 }  // namespace aweft

@@ -188,16 +188,34 @@ struct Writer {
   // Every write, oldest first: a list insert's key, or "hot:" and the
   // contended key and value it replaced.
   std::vector<std::string> written;
-  size_t confirmed = 0;  // written[0, confirmed) are durable.
+  size_t confirmed = 0;  // written[0, confirmed) are durable, or refused.
+  // Writes the node refused (its `refused` handler), with the reason: a
+  // contended write that lost an add/add race or crossed another with tags
+  // on; never a list insert.
+  std::map<std::string, std::string> refused;
 
   // The client's unconfirmed commits are the newest it watched (it retires
-  // them oldest first), and each write was one commit it watched: so with k
-  // unconfirmed, every write but the last k is confirmed. A commit it
-  // watched that is not a write (a resync's) only makes k larger, never
-  // confirms a write early.
+  // them oldest first), and each write was one commit it watched, and left
+  // `unconfirmed` once confirmed or refused: so with k unconfirmed, every
+  // write but the last k not refused is confirmed. A commit it watched that
+  // is not a write (a resync's) only makes k larger, never confirms a write
+  // early.
   void Update() {
-    const size_t k = client->unconfirmed(kName);
-    if (written.size() > k) confirmed = std::max(confirmed, written.size() - k);
+    size_t pending = client->unconfirmed(kName), i = written.size();
+    for (; i > 0 && pending > 0; --i) {
+      if (!refused.count(written[i - 1])) --pending;
+    }
+    confirmed = std::max(confirmed, i);
+  }
+  // The write a refused commit of this writer made.
+  void Refused(const sync::Refused& why, const Document& doc) {
+    if (!why.commit || why.commit->deltas.empty()) return;
+    const codec::Delta& delta = why.commit->deltas.front();
+    const auto* text = delta.value ? std::get_if<std::string>(&*delta.value) : nullptr;
+    if (!text) return;
+    const std::string write =
+        delta.id == doc.root().id() ? "hot:" + delta.ref.key + "=" + *text : *text;
+    refused[write] = why.reasons.empty() ? "" : why.reasons.front().code;
   }
 };
 
@@ -223,7 +241,8 @@ std::unique_ptr<aweft::Client> ClientAt(boost::asio::io_context& io, uint16_t po
 
 // Opens the document at `client`'s node once that node holds it (it may
 // first have to find it upstream); returns the client-owned document.
-Document* OpenWhenHeld(boost::asio::io_context& io, aweft::Client& client) {
+Document* OpenWhenHeld(boost::asio::io_context& io, aweft::Client& client,
+                       std::function<void(const sync::Refused&)> refused = {}) {
   // Shared with the callbacks, which may outlive a wait that timed out.
   struct Wait {
     bool held = false, asking = false;
@@ -244,7 +263,8 @@ Document* OpenWhenHeld(boost::asio::io_context& io, aweft::Client& client) {
       },
       std::chrono::milliseconds(20000));
   if (!wait->held) return nullptr;
-  client.Open(kName, [wait](Document& doc) { wait->doc = &doc; });
+  client.Open(
+      kName, [wait](Document& doc) { wait->doc = &doc; }, {}, std::move(refused));
   RunUntil(
       io, [&] { return wait->doc != nullptr; }, std::chrono::milliseconds(20000));
   return wait->doc;
@@ -350,13 +370,17 @@ class ChaosRun {
     list_id_ = list.id();
     writers_[0].client = ClientAt(io_, nodes_[0].port);
     writers_[0].doc = &board_;
-    REQUIRE(writers_[0].client->Share(kName, board_));
+    sync::ShareHandlers handlers;
+    handlers.refused = [this](const sync::Refused& why) { writers_[0].Refused(why, board_); };
+    REQUIRE(writers_[0].client->Share(kName, board_, std::move(handlers)));
     REQUIRE(RunUntil(
         io_, [&] { return writers_[0].client->unconfirmed(kName) == 0; },
         std::chrono::milliseconds(20000)));
     for (size_t i = 1; i < writers_.size(); ++i) {
       writers_[i].client = ClientAt(io_, nodes_[i].port);
-      writers_[i].doc = OpenWhenHeld(io_, *writers_[i].client);
+      writers_[i].doc = OpenWhenHeld(io_, *writers_[i].client, [this, i](const sync::Refused& why) {
+        if (writers_[i].doc) writers_[i].Refused(why, *writers_[i].doc);
+      });
       REQUIRE(writers_[i].doc);
     }
     // A node may hold the name before the list reaches it from above.
@@ -429,7 +453,8 @@ class ChaosRun {
     for (const Writer& writer : writers_) {
       std::copy_if(writer.written.begin(),
                    writer.written.begin() + static_cast<ptrdiff_t>(writer.confirmed),
-                   std::back_inserter(ledger), [](const std::string& w) { return !IsHot(w); });
+                   std::back_inserter(ledger),
+                   [&](const std::string& w) { return !IsHot(w) && !writer.refused.count(w); });
     }
     return ledger;
   }
@@ -489,14 +514,20 @@ class ChaosRun {
   bool Verify(const std::vector<std::string>& ledger) {
     std::map<std::string, int> written;
     std::set<std::string> hot{"start"};  // Every value written to a contended key.
+    bool all = true;
     for (const Writer& writer : writers_) {
       CHECK(writer.confirmed == writer.written.size());
+      for (const auto& [write, reason] : writer.refused) {
+        INFO("a list insert refused: " << write << " (" << reason << ")");
+        CHECK(IsHot(write));
+        all = all && IsHot(write);
+      }
       for (const std::string& key : writer.written) {
+        if (writer.refused.count(key)) continue;  // Refused: in no state.
         if (IsHot(key)) hot.insert(key.substr(key.find('=') + 1));
         if (!IsHot(key)) ++written[key];
       }
     }
-    bool all = true;
     // The contended keys: one state everywhere is checked by Settle; here,
     // that each holds a value written to it (a race's winner, not a mix).
     for (const char* key : kHot) {
