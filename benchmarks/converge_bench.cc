@@ -7,7 +7,10 @@
 // (racing all the time). After each trial: the time from the last write until
 // every writer holds one state. Over all trials: the nodes' CPU per commit
 // written, frames each writer received per commit, and the checks and
-// corrections the nodes made.
+// corrections the nodes made. Then, writing alone: the time from one write
+// of the aweft::Client on the last node until it is confirmed durable, which
+// on a chain waits for the root (docs/node.md "Durable means kept by the
+// document's order").
 //
 // Run: build/benchmarks/converge_bench [--trials N] [--rounds R]
 
@@ -29,6 +32,7 @@ namespace {
 
 using aweft::bench::CpuTicks;
 using aweft::node::testing::Race;
+using aweft::node::testing::Require;
 using Clock = std::chrono::steady_clock;
 
 // The value of one series in a node's /metrics (0 when absent).
@@ -61,6 +65,24 @@ double Percentile(std::vector<double> values, double p) {
   return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
 }
 
+// Times `writes` writes of the last aweft::Client, one at a time, each until
+// it is confirmed durable; milliseconds.
+std::vector<double> Confirmations(Race& race, int writes) {
+  aweft::Client& client = *race.clients.back();
+  aweft::sync::Document& doc = *race.docs[race.clients.size() - 1];
+  std::vector<double> ms;
+  for (int i = 0; i < writes; ++i) {
+    Require(doc.Set(doc.root(), "alone", static_cast<double>(i)));
+    const auto start = Clock::now();
+    while (client.unconfirmed("race") != 0 && Clock::now() - start < std::chrono::seconds(10)) {
+      race.io.restart();
+      race.io.run_one_for(std::chrono::milliseconds(1));
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  return ms;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +99,7 @@ int main(int argc, char** argv) {
       "| nodes | writes | commits | node CPU per commit | frames the writers received per commit | "
       "checks | corrections | one state after the last write, p50 / p99 / max |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::vector<std::vector<double>> confirmed;  // Per chain length.
   for (int nodes : {1, 3}) {
     Race race;
     race.Chain(nodes);
@@ -107,5 +130,14 @@ int main(int argc, char** argv) {
                   Percentile(ms, 0.5), Percentile(ms, 0.99), Percentile(ms, 1.0));
       std::fflush(stdout);
     }
+    confirmed.push_back(Confirmations(race, trials));
+  }
+  std::printf(
+      "\n| nodes | writes, one at a time, by the aweft::Client on the last node | confirmed "
+      "durable after, p50 / p99 / max |\n|---|---|---|\n");
+  for (size_t i = 0; i < confirmed.size(); ++i) {
+    std::printf("| %d | %d | %.1f / %.1f / %.1f ms |\n", i == 0 ? 1 : 3, trials,
+                Percentile(confirmed[i], 0.5), Percentile(confirmed[i], 0.99),
+                Percentile(confirmed[i], 1.0));
   }
 }

@@ -102,21 +102,16 @@ void Client::Hold(Entry& entry, codec::Commit commit) {
   entry.unconfirmed.push_back({++entry.numbered, std::move(commit)});
 }
 
-bool Client::OnRefused(Entry& entry, const sync::Refused& refused) {
+void Client::OnRefused(Entry& entry, const sync::Refused& refused) {
   if (!refused.commit) {
     entry.refused_unknown = true;
-    return true;
-  }
-  if (auto it = std::ranges::find(entry.repeats, *refused.commit); it != entry.repeats.end()) {
-    entry.repeats.erase(it);
-    return false;
+    return;
   }
   // Pending; or confirmed durable on the node, then refused by a node above
   // it, which orders the document (its correction undoes it here).
   ++entry.refused;
   auto it = std::ranges::find(entry.unconfirmed, *refused.commit, &Entry::Pending::commit);
   if (it != entry.unconfirmed.end()) entry.unconfirmed.erase(it);
-  return true;
 }
 
 void Client::Open(const std::string& name, std::function<void(sync::Document&)> ready,
@@ -325,7 +320,7 @@ void Client::Attach(const std::string& name) {
     handlers.refused = [self, name, user_refused](const sync::Refused& refused) {
       if (auto a = self.lock(); a && *a && refused.mine) {
         auto e = (*a)->entries_.find(name);
-        if (e != (*a)->entries_.end() && !(*a)->OnRefused(e->second, refused)) return;
+        if (e != (*a)->entries_.end()) (*a)->OnRefused(e->second, refused);
       }
       if (user_refused) user_refused(refused);
     };
@@ -341,8 +336,6 @@ void Client::Attach(const std::string& name) {
       if (user_synced) user_synced(document);
     };
     // Held there: ask for its state in the first open, and yield to it.
-    entry.attached_at = entry.numbered;
-    entry.repeats.clear();
     auto shared = client.link_->Share(name, entry.document, std::move(handlers), holds);
     if (!shared) return;
     entry.shared = *shared;
@@ -359,14 +352,9 @@ void Client::Replay(const std::string& /*name*/, Entry& entry) {
   // or changes nothing. What the node refused is not: it orders the document.
   entry.refused_unknown = false;
   entry.replaying = true;
-  const std::deque<Entry::Pending> unconfirmed =
-      entry.unconfirmed;  // Apply may deliver to our watch.
-  for (const Entry::Pending& pending : unconfirmed) {
-    // Sent on this connection before the state undid it: it goes again.
-    if (entry.document->Apply(pending.commit) && pending.number > entry.attached_at) {
-      entry.repeats.push_back(pending.commit);
-    }
-  }
+  std::vector<codec::Commit> unconfirmed;  // Apply may deliver to our watch.
+  for (const Entry::Pending& pending : entry.unconfirmed) unconfirmed.push_back(pending.commit);
+  for (const codec::Commit& commit : unconfirmed) (void)entry.document->Apply(commit);
   entry.replaying = false;
 }
 

@@ -172,13 +172,6 @@ class Client {
     // A refusal named a commit no longer in the link's window: which one is
     // unknown, so no mark is handed on until the next resync.
     bool refused_unknown = false;
-    // `numbered` when this connection's share began, and the commits the
-    // last Replay re-applied that this connection had sent once already
-    // (before the node's state, which did not hold them, arrived): the node
-    // refuses such a repeat (slot-exists) while the first stands, so that
-    // refusal is the repeat's, not the write's.
-    uint64_t attached_at = 0;
-    std::vector<codec::Commit> repeats;
     sync::Shared* shared = nullptr;
     // The share's commits reach the node: it took this end's state, or sent
     // its own and the resync is done. Before that a durable answer confirms
@@ -193,8 +186,7 @@ class Client {
   void Attach(const std::string& name);
   void Watch(const std::string& name, Entry& entry);
   void Replay(const std::string& name, Entry& entry);
-  // False for the refusal of a repeat (Entry::repeats): not the write's.
-  bool OnRefused(Entry& entry, const sync::Refused& refused);
+  void OnRefused(Entry& entry, const sync::Refused& refused);
   static void Hold(Entry& entry, codec::Commit commit);
   void Retire();
 

@@ -29,6 +29,16 @@ std::string Topic(uint64_t n) { return "topic " + std::to_string(n); }
 // Slots listed per topic before an ordering end stands for them all.
 constexpr size_t kCrossingSlots = 4096;
 
+// True when every slot `commit` writes already holds what it writes there
+// (a remove: nothing).
+bool InEffect(const Document& document, const Commit& commit) {
+  return std::all_of(commit.deltas.begin(), commit.deltas.end(), [&](const codec::Delta& delta) {
+    const Observable* target = document.Find(delta.id);
+    const Value* value = target ? target->Get(delta.ref.key) : nullptr;
+    return delta.value ? value && *value == *delta.value : value == nullptr;
+  });
+}
+
 }  // namespace
 
 // --- Shared
@@ -448,6 +458,10 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
     const Commit& commit = frame.commits[i];
     const uint64_t seq = frame.first + i;
     ++stats_.commits_in;
+    // A commit this end holds in effect already is a repeat (an end that
+    // resynced sends again what reached here before): taken as a no-op, not
+    // refused (slot-exists, or diverged by its tag) while the first stands.
+    if (options_.orders && InEffect(*topic.live_document_, commit)) continue;
     if (options_.orders && Crosses(topic, commit)) Check(topic);
     std::vector<WireReason> reasons;
     if (tags_ && commit.tag && TagBefore(*topic.live_document_, commit) != *commit.tag) {

@@ -293,5 +293,38 @@ TEST_CASE("an end that joins holding another state is moved to the ordering end'
   }
 }
 
+// Two ends add one key at once: with the same value, the ordering end holds
+// the follower's add in effect already and takes it as a no-op (a repeat
+// after a resync looks the same); with another value it refuses it
+// (slot-exists), and the follower ends with the ordering end's.
+TEST_CASE("a commit the ordering end holds in effect already is a no-op, not refused",
+          "[sync][order]") {
+  for (const bool same : {true, false}) {
+    SteppedScheduler scheduler;
+    Document hub(Kind::kObject);
+    auto end = std::move(*FromSnapshot(TakeSnapshot(hub)));
+    auto [x, y] = InProcessPair(scheduler);
+    Link ordering(*x, scheduler, {.orders = true}), following(*y, scheduler);
+    std::vector<Refused> heard;
+    REQUIRE(ordering.Share("doc", &hub));
+    REQUIRE(following.Share("doc", end.get(),
+                            {.refused = [&](const Refused& r) { heard.push_back(r); }}));
+    REQUIRE(scheduler.RunUntilIdle(10'000));
+    REQUIRE(hub.Set(hub.root(), "k", "hub"));
+    REQUIRE(end->Set(end->root(), "k", same ? "hub" : "end"));
+    REQUIRE(scheduler.RunUntilIdle(10'000));
+    INFO("same value " << same);
+    CHECK(TakeSnapshot(*end) == TakeSnapshot(hub));
+    CHECK(*hub.root().Get("k") == Value(std::string("hub")));
+    // The follower refuses the hub's add either way (a bare end): only the
+    // hub's refusals of the follower's add differ.
+    CHECK(ordering.stats().refused_out == (same ? 0u : 1u));
+    const bool end_heard = std::any_of(heard.begin(), heard.end(), [](const Refused& r) {
+      return r.mine && r.reasons.at(0).code == "slot-exists";
+    });
+    CHECK(end_heard == !same);
+  }
+}
+
 }  // namespace
 }  // namespace aweft::sync::testing
