@@ -104,7 +104,9 @@ void Client::Hold(Entry& entry, codec::Commit commit) {
 
 void Client::OnRefused(Entry& entry, const sync::Refused& refused) {
   if (!refused.commit) {
+    // Which one is unknown: resync, which clears this (Replay).
     entry.refused_unknown = true;
+    if (entry.shared) entry.shared->Resync();
     return;
   }
   // Pending; or confirmed durable on the node, then refused by a node above

@@ -170,7 +170,7 @@ class Client {
     uint64_t numbered = 0;  // Numbers given so far.
     uint64_t refused = 0;   // Refused so far.
     // A refusal named a commit no longer in the link's window: which one is
-    // unknown, so no mark is handed on until the next resync.
+    // unknown, so no mark is handed on until the resync this asks for.
     bool refused_unknown = false;
     sync::Shared* shared = nullptr;
     // The share's commits reach the node: it took this end's state, or sent

@@ -31,6 +31,10 @@ Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage:
     options.token = upstream.token;
     options.tls = tls;
     options.link_scheduler = &links;  // Stored before sent upstream too.
+    // No integrity tags between nodes: the node above orders and corrects
+    // this one (docs/sync.md "One order"); tagged, a resync races into
+    // storms of diverged refusals (docs/reliability.md "Open").
+    options.tags = false;
     options.mark = [this](const std::string& name) { return store_.Head(name); };
     options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
       uint64_t& mark = confirmed_[{url, name}];

@@ -132,12 +132,15 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local, const void*
     index_.erase(it);
   }
 
+  // Delivered without its integrity tag: the tag says what one link's sender
+  // held before it (sync/tag.h), which is no claim about any other link; a
+  // link that tags makes its own.
   std::shared_ptr<Commit> delivered;
   if (written.effective == deltas.size()) {
     delivered = std::make_shared<Commit>(commit);
+    delivered->tag.reset();
   } else {
     delivered = std::make_shared<Commit>();
-    delivered->tag = commit.tag;
     for (size_t i = 0; i < deltas.size(); ++i) {
       if (written.targets[i]) delivered->deltas.push_back(deltas[i]);
     }

@@ -46,7 +46,8 @@ bool InEffect(const Document& document, const Commit& commit) {
 bool Shared::Carried(const Change& change) const { return tracker_ && tracker_->Landed(change); }
 
 void Shared::Resync() {
-  if (ended_ || !link_ || link_->closed_) return;
+  // Once: a second ask would bring a second state, refused as unwanted.
+  if (ended_ || !link_ || link_->closed_ || wanted_) return;
   wanted_ = true;
   if (live_document_) link_->SendOpen(*this);
 }

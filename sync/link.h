@@ -94,7 +94,8 @@ class Shared {
   // arrived over the link (a commit, or the move to the other end's state).
   bool Carried(const Change& change) const;
   // Asks the other end for its state: this end's document moves to it by
-  // reconcile (identity kept).
+  // reconcile (identity kept). Nothing more while one asked for is on its
+  // way.
   void Resync();
   // Leaves the topic: the other end hears `left`; other topics carry on.
   void Stop();

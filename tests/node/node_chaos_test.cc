@@ -209,7 +209,8 @@ struct Writer {
   }
   // The write a refused commit of this writer made.
   void Refused(const sync::Refused& why, const Document& doc) {
-    if (!why.commit || why.commit->deltas.empty()) return;
+    // Only its own: a commit of the node's it refused is no write of its.
+    if (!why.mine || !why.commit || why.commit->deltas.empty()) return;
     const codec::Delta& delta = why.commit->deltas.front();
     const auto* text = delta.value ? std::get_if<std::string>(&*delta.value) : nullptr;
     if (!text) return;
