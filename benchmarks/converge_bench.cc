@@ -69,7 +69,8 @@ double Percentile(std::vector<double> values, double p) {
 // it is confirmed durable; milliseconds.
 std::vector<double> Confirmations(Race& race, int writes) {
   aweft::Client& client = *race.clients.back();
-  aweft::sync::Document& doc = *race.docs[race.clients.size() - 1];
+  // main() opens the last node's aweft::Client, then its bare end.
+  aweft::sync::Document& doc = *race.docs[race.docs.size() - 2];
   std::vector<double> ms;
   for (int i = 0; i < writes; ++i) {
     Require(doc.Set(doc.root(), "alone", static_cast<double>(i)));
