@@ -270,6 +270,10 @@ void Client::OnLost() {
     client.channel_.reset();
     client.asking_ = false;
     if (client.closed_) return;
+    const auto since = std::exchange(client.answered_since_, std::nullopt);
+    if (since && std::chrono::steady_clock::now() - *since >= client.options_.backoff_max) {
+      client.backoff_ = client.options_.backoff_min;  // It had settled.
+    }
     std::uniform_int_distribution<int64_t> draw(client.backoff_.count() / 2,
                                                 client.backoff_.count());
     client.reconnect_.expires_after(std::chrono::milliseconds(draw(client.jitter_)));
@@ -300,7 +304,7 @@ void Client::Attach(const std::string& name) {
     auto held = node::ParseHasAnswer(*answer);
     if (!held) return client.Break(held.error());
     client.live_ = true;
-    client.backoff_ = client.options_.backoff_min;
+    if (!client.answered_since_) client.answered_since_ = std::chrono::steady_clock::now();
     const bool holds = held->has_value();
     if (!entry.document) {  // Open(): make the document from the node's root.
       if (!holds) {

@@ -42,7 +42,8 @@ class Client {
     // (sync::ClientTls). Default: null, the system's trusted certificates.
     std::shared_ptr<boost::asio::ssl::context> tls;
     // Reconnect delays: doubling from `backoff_min` up to `backoff_max`, each
-    // drawn between half and all of that. Default: 50 ms, 5 s.
+    // drawn between half and all of that; back to `backoff_min` once a
+    // connection has stayed up for `backoff_max`. Default: 50 ms, 5 s.
     std::chrono::milliseconds backoff_min{50};
     std::chrono::milliseconds backoff_max{5000};
     // How often, at most, the client asks the node to confirm durability.
@@ -201,6 +202,9 @@ class Client {
   std::function<void()> on_connected_;
   boost::asio::steady_timer reconnect_, confirm_;
   std::chrono::milliseconds backoff_;
+  // When the node first answered on this connection: one that ends sooner
+  // than backoff_max after does not reset the backoff.
+  std::optional<std::chrono::steady_clock::time_point> answered_since_;
   std::mt19937_64 jitter_;
   std::shared_ptr<Client*> self_;
   uint64_t connections_ = 0;

@@ -11,6 +11,7 @@
 
 #include "admin/http_client.h"
 #include "node/client.h"
+#include "node/messages.h"
 #include "sync/requests.h"
 #include "sync/snapshot.h"
 #include "sync/websocket.h"
@@ -396,6 +397,44 @@ TEST_CASE("a malformed answer from an upstream ends that link, is logged, and th
   reader.Open("own", [&](Document& d) { seen = &d; });
   CHECK(RunUntil(io, [&] { return seen && seen->root().Get("k"); }));
   CHECK(::kill(b.pid(), 0) == 0);
+}
+
+// A node that answers, then drops the link at once (an upstream cutting a
+// node below at every frame, say): the client dials again with growing
+// backoff, not at once each time (before, every answer reset it).
+TEST_CASE("a link dropped right after the node answers is dialed again with growing backoff",
+          "[node][client][refusal]") {
+  boost::asio::io_context io;
+  sync::AsioScheduler scheduler(io.get_executor());
+  std::vector<std::unique_ptr<sync::WebSocketChannel>> accepted;
+  std::vector<sync::Requests> answering;
+  sync::WebSocketListener dropper(
+      io.get_executor(), scheduler, "127.0.0.1", 0,
+      [&](std::unique_ptr<sync::WebSocketChannel> channel) {
+        auto requests = sync::Requests::Open(*channel, io.get_executor());
+        REQUIRE(requests);
+        sync::WebSocketChannel* raw = channel.get();
+        REQUIRE(requests->Answer(
+            [raw, &io](const std::string&, const boost::json::value&, sync::Reply reply) {
+              reply.SendResult(HasAnswerJson(std::nullopt));
+              boost::asio::post(io, [raw] { raw->Close(); });
+            }));
+        answering.push_back(std::move(*requests));
+        accepted.push_back(std::move(channel));
+      });
+  aweft::Client::Options options;
+  options.url = "ws://127.0.0.1:" + std::to_string(dropper.port()) + "/";
+  options.backoff_min = std::chrono::milliseconds(50);
+  options.backoff_max = std::chrono::milliseconds(2000);
+  aweft::Client client(io.get_executor(), options);
+  client.Open("doc", [](Document&) {});
+  RunUntil(
+      io, [] { return false; }, std::chrono::milliseconds(3000));
+  // Doubling from 50 ms (each delay drawn between half and all of it): at
+  // most 50 + 100 + ... + 1600 ms fit in 3 s, 7 dials with the first.
+  INFO(accepted.size() << " connections in 3 s");
+  CHECK(accepted.size() >= 3);
+  CHECK(accepted.size() <= 8);
 }
 
 TEST_CASE("a cycle of three nodes is refused with a clear error and the nodes keep running",
