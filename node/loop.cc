@@ -217,20 +217,24 @@ void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {
     spdlog::info("event=decline peer={} reason=invalid-name", c.remote);
     return Decline(c, open, Refusal{Reason::kInvalidName, checked.error().message});
   }
-  if (c.shared.size() >= config_.limits.max_topics_per_link) {
+  // Opens still on their way count: on a shard, the home thread answers
+  // them on a later turn, and a burst would pass the bound.
+  if (c.shared.size() + c.opening >= config_.limits.max_topics_per_link) {
     return Decline(c, open,
-                   Refusal{Reason::kLimit, std::to_string(c.shared.size()) +
-                                               " documents are shared on this link already "
-                                               "(limits.max_topics_per_link)"});
+                   Refusal{Reason::kLimit, std::to_string(c.shared.size() + c.opening) +
+                                               " documents are shared or being opened on this "
+                                               "link already (limits.max_topics_per_link)"});
   }
   if (!Access::CanRead(c.token, name)) {
     spdlog::warn("event=refused doc=\"{}\" peer={} reason=forbidden", name, c.remote);
     return Decline(c, open,
                    Refusal{Reason::kForbidden, "this token has no right to \"" + name + "\""});
   }
+  ++c.opening;
   documents_->Open(open, Access::CanWrite(c.token, name),
                    [this, id = c.id, open](codec::Result<sync::Document*> document, bool created) {
                      auto it = connections_.find(id);
+                     if (it != connections_.end()) --it->second->opening;
                      if (!document) {
                        spdlog::info("event=decline doc=\"{}\" peer={} reason={}", open.name,
                                     it == connections_.end() ? "gone" : it->second->remote,

@@ -62,6 +62,7 @@ class Loop {
     std::optional<sync::Requests> requests;
     const Token* token = nullptr;                 // Null when no tokens are configured.
     std::map<std::string, sync::Shared*> shared;  // What this connection shares now.
+    size_t opening = 0;                           // Opens asked of the documents, not yet answered.
     std::string remote;
     bool peer = false;                   // Another node (it asked `hello`), not a client.
     std::vector<sync::Reply> answering;  // Requests taken, some answered since.

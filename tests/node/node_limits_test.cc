@@ -3,6 +3,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -146,6 +147,38 @@ TEST_CASE("a peer that answers no ping is closed after the idle timeout; a live 
   CHECK_FALSE(live_closed);
   CHECK(node.Drain().find("reason=\"idle: nothing arrived for 2 s") != std::string::npos);
   silent.ReadToEnd();  // Ends: the node closed it.
+}
+
+// max_topics_per_link holds for a burst of opens on one link, on every
+// thread: on a shard each open is answered by home on a later turn, and the
+// opens still on their way count too.
+TEST_CASE("a burst of opens on one link is held to max_topics_per_link on every thread",
+          "[node][process][limits]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data", {"--set", "limits.max_topics_per_link=2"});
+  node.Start();
+  // Two connections first: with --threads 3 the third lands on a shard.
+  Client first(f.io, f.scheduler, node.url()), second(f.io, f.scheduler, node.url());
+  std::vector<std::unique_ptr<Document>> docs;
+  std::vector<Shared*> burst;
+  Client client(f.io, f.scheduler, node.url());
+  for (int i = 0; i < 12; ++i) {  // All in one turn: one burst of frames.
+    docs.push_back(std::make_unique<Document>(codec::Kind::kObject));
+    burst.push_back(f.ShareOrFail(client, "burst" + std::to_string(i), docs.back().get()));
+  }
+  REQUIRE(RunUntil(f.io, [&] {
+    return std::all_of(burst.begin(), burst.end(),
+                       [](Shared* s) { return s->ended() || s->ready(); });
+  }));
+  RunUntil(
+      f.io, [] { return false; }, std::chrono::milliseconds(300));
+  const auto served =
+      std::count_if(burst.begin(), burst.end(), [](Shared* s) { return !s->ended(); });
+  const auto limited = std::count_if(burst.begin(), burst.end(), [](Shared* s) {
+    return s->ended() && s->end_reason() == "limit";
+  });
+  CHECK(served == 2);
+  CHECK(limited == 10);
 }
 
 TEST_CASE("limits refuse topics, commits, documents, connections and text with reason limit",
