@@ -6,6 +6,7 @@
 
 #include "codec/id.h"
 #include "node/access.h"
+#include "node/log.h"
 
 namespace aweft::node {
 
@@ -87,7 +88,7 @@ codec::Result<sync::Document*> Hub::Load(const std::string& name,
     // A commit nobody forwards is stored all the same, in the next batch.
     durable_.Kick();
   });
-  spdlog::info("event=load doc=\"{}\" created={}", name, !stored);
+  spdlog::info("event=load doc={} created={}", Quoted{name}, !stored);
   upstreams_.Share(name, **document);
   return *document;
 }
@@ -128,7 +129,7 @@ void Hub::ScheduleEviction() {
     for (const std::string& name : idle) {
       Unload(name);
       store_.CloseDocument(name);
-      spdlog::info("event=evict doc=\"{}\"", name);
+      spdlog::info("event=evict doc={}", Quoted{name});
     }
     ScheduleEviction();
   });
@@ -138,7 +139,7 @@ std::optional<std::string> Hub::Unavailable() {
   std::optional<std::string> stalled = store_.Stalled();
   const bool was = stalled_.exchange(stalled.has_value());
   if (stalled && !was) {
-    spdlog::error("event=storage state=stalled detail=\"{}\"", *stalled);
+    spdlog::error("event=storage state=stalled detail={}", Quoted{*stalled});
   } else if (!stalled && was) {
     spdlog::warn("event=storage state=recovered");
   }

@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 
 #include "codec/commit.h"
+#include "node/log.h"
 #include "node/messages.h"
 #include "storage/format.h"
 #include "sync/tag.h"
@@ -83,7 +84,7 @@ void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
 
 void Loop::Refuse(Connection& c, const Refusal& why) {
   const std::string reason = Spelled(why.reason);
-  spdlog::warn("event=refused peer={} reason={} detail=\"{}\"", c.remote, reason, why.message);
+  spdlog::warn("event=refused peer={} reason={} detail={}", c.remote, reason, Quoted{why.message});
   node_.meters.faults.Add(1, {reason, "local"});
   c.channel->Send(codec::FaultFrame{0, reason, why.message});
   c.channel->Close();
@@ -196,8 +197,9 @@ void Loop::AnswerHello(Connection& c, const json::value& args, sync::Reply reply
     std::vector<std::string> path = node_.upstreams.Path();
     std::optional<sync::RequestError> cycle;
     if (asker && std::find(path.begin(), path.end(), *asker) != path.end()) {
-      spdlog::error("event=cycle node={} peer={} detail=\"{} is already upstream of {}: {}\"",
-                    config_.node_id, remote, *asker, config_.node_id, JoinedPath(path));
+      spdlog::error(
+          "event=cycle node={} peer={} detail={}", config_.node_id, remote,
+          Quoted{*asker + " is already upstream of " + config_.node_id + ": " + JoinedPath(path)});
       cycle = sync::RequestError{Spelled(Reason::kCycle),
                                  "node " + *asker + " is already upstream of " + config_.node_id +
                                      " (" + JoinedPath(path) + "); linking them makes a cycle",
@@ -226,7 +228,7 @@ void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {
                                                "link already (limits.max_topics_per_link)"});
   }
   if (!Access::CanRead(c.token, name)) {
-    spdlog::warn("event=refused doc=\"{}\" peer={} reason=forbidden", name, c.remote);
+    spdlog::warn("event=refused doc={} peer={} reason=forbidden", Quoted{name}, c.remote);
     return Decline(c, open,
                    Refusal{Reason::kForbidden, "this token has no right to \"" + name + "\""});
   }
@@ -236,7 +238,7 @@ void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {
                      auto it = connections_.find(id);
                      if (it != connections_.end()) --it->second->opening;
                      if (!document) {
-                       spdlog::info("event=decline doc=\"{}\" peer={} reason={}", open.name,
+                       spdlog::info("event=decline doc={} peer={} reason={}", Quoted{open.name},
                                     it == connections_.end() ? "gone" : it->second->remote,
                                     codec::Name(document.error().reason));
                        if (it != connections_.end()) Decline(*it->second, open, document.error());
@@ -278,7 +280,7 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
   }
   handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
     node_.meters.faults.Add(1, {reason, "remote"});
-    spdlog::info("event=end doc=\"{}\" peer={} reason={}", name, c.remote, reason);
+    spdlog::info("event=end doc={} peer={} reason={}", Quoted{name}, c.remote, Quoted{reason});
     if (c.shared.erase(name)) documents_->Release(name);
   };
   // A document the client just made here: ask it for its state.
@@ -288,7 +290,7 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
     return Decline(c, open, shared.error());
   }
   c.shared.emplace(name, *shared);
-  spdlog::info("event=share doc=\"{}\" peer={} created={}", name, c.remote, created);
+  spdlog::info("event=share doc={} peer={} created={}", Quoted{name}, c.remote, created);
 }
 
 void Loop::Decline(Connection& c, const codec::OpenFrame& open, const Refusal& why) {
@@ -330,15 +332,15 @@ void Loop::RefuseLate(const std::string& name, const codec::Commit& commit,
   for (auto& [id, c] : connections_) {
     auto it = c->shared.find(name);
     if (it != c->shared.end() && it->second->RefuseLate(commit, reasons)) {
-      spdlog::info("event=refused-late doc=\"{}\" peer={}", name, c->remote);
+      spdlog::info("event=refused-late doc={} peer={}", Quoted{name}, c->remote);
     }
   }
 }
 
 void Loop::Drop(Connection& c) {
   const std::optional<Refusal>& why = c.channel->end_reason();
-  spdlog::info("event=disconnect peer={} connection={} reason=\"{}\"", c.remote, c.id,
-               why ? why->ToString() : "");
+  spdlog::info("event=disconnect peer={} connection={} reason={}", c.remote, c.id,
+               Quoted{why ? why->ToString() : ""});
   // Bytes that were not a frame: the channel ended the connection.
   if (why && why->reason == Reason::kBadFrame) {
     node_.meters.faults.Add(1, {Spelled(Reason::kBadFrame), "local"});

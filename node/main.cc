@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "node/config.h"
+#include "node/log.h"
 #include "node/node.h"
 
 int main(int argc, char** argv) {
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     std::cerr << "aweft-node: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    spdlog::critical("event=failure detail=\"{}\"", e.what());
+    spdlog::critical("event=failure detail={}", aweft::node::Quoted{e.what()});
     return EXIT_FAILURE;
   }
   return EXIT_SUCCESS;

@@ -14,6 +14,7 @@
 #include "codec/id.h"
 #include "node/access.h"
 #include "node/hub.h"
+#include "node/log.h"
 #include "node/messages.h"
 #include "node/upstreams.h"
 #include "storage/format.h"
@@ -60,7 +61,7 @@ Node::Node(Config config, asio::io_context& io)
   // to the node's log instead.
   config_.storage.retry_failed_writes = true;
   config_.storage.rocksdb_log = [](const std::string& line) {
-    spdlog::warn("event=rocksdb detail=\"{}\"", line);
+    spdlog::warn("event=rocksdb detail={}", Quoted{line});
   };
   auto store = storage::Store::Open(config_.data + "/store", config_.storage);
   if (!store) throw storage::Failure(store.error().ToString());

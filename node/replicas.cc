@@ -5,6 +5,8 @@
 #include <boost/asio/post.hpp>
 #include <utility>
 
+#include "node/log.h"
+
 namespace aweft::node {
 
 namespace asio = boost::asio;
@@ -112,7 +114,8 @@ void Replicas::MakeReplica(const std::string& name, uint64_t generation,
     if (refused.mine && refused.commit) loop_.RefuseLate(name, *refused.commit, refused.reasons);
   };
   handlers.fault = [this, tell, name](const std::string& reason, const std::string& message) {
-    spdlog::warn("event=replica-end doc=\"{}\" reason={} detail=\"{}\"", name, reason, message);
+    spdlog::warn("event=replica-end doc={} reason={} detail={}", Quoted{name}, Quoted{reason},
+                 Quoted{message});
     tell(nullptr);
     // Those it serves would drift from home unseen: they hear `left`, and
     // may open the document again (a new replica).

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "node/access.h"
+#include "node/log.h"
 #include "node/messages.h"
 
 namespace aweft::node {
@@ -95,7 +96,8 @@ void Upstreams::Share(const std::string& name, sync::Document& document) {
   if (auto since = store_.Since(name, mark)) {
     for (auto& entry : *since) unconfirmed.push_back(std::move(entry.commit));
   } else {
-    spdlog::warn("event=upstream-history doc=\"{}\" detail=\"{}\"", name, since.error().ToString());
+    spdlog::warn("event=upstream-history doc={} detail={}", Quoted{name},
+                 Quoted{since.error().ToString()});
   }
   sync::ShareHandlers handlers;
   handlers.refused = [this, name](const sync::Refused& refused) {
@@ -107,7 +109,7 @@ void Upstreams::Share(const std::string& name, sync::Document& document) {
     for (const auto& reason : refused.reasons) {
       std::string code = reason.code.substr(0, 40);
       std::erase_if(code, [](char ch) { return !(std::islower(ch) || ch == '-'); });
-      spdlog::warn("event=upstream-refused doc=\"{}\" reason={}", name, code);
+      spdlog::warn("event=upstream-refused doc={} reason={}", Quoted{name}, code);
     }
     if (on_refused_ && refused.commit) on_refused_(name, *refused.commit, refused.reasons);
   };
@@ -215,9 +217,8 @@ void Upstreams::Hello(Link& link) {
           link.cycle = true;
           const std::string detail = answer ? JoinedPath(path) : answer.error().message;
           spdlog::error(
-              "event=cycle node={} upstream={} detail=\"dialing it would make a cycle: {}\" "
-              "fix=\"remove one of these upstreams\"",
-              config_.node_id, link.config.url, detail);
+              "event=cycle node={} upstream={} detail={} fix=\"remove one of these upstreams\"",
+              config_.node_id, link.config.url, Quoted{"dialing it would make a cycle: " + detail});
           link.client->Close();
           return;
         }
@@ -249,9 +250,9 @@ void Upstreams::Digests(Link& link) {
           link.apart.erase(name);
           meters_.healed.Add(1, {"digest"});
           spdlog::warn(
-              "event=divergence doc=\"{}\" upstream={} detail=\"its state differs from the "
+              "event=divergence doc={} upstream={} detail=\"its state differs from the "
               "upstream's in two digest rounds; taking the upstream's state\"",
-              name, link.config.url);
+              Quoted{name}, link.config.url);
           link.client->Resync(name);
         }
       }

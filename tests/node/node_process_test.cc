@@ -7,6 +7,7 @@
 #include <string>
 
 #include "node/client.h"
+#include "node/log.h"
 #include "sync/snapshot.h"
 #include "tests/node/node_fixture.h"
 #include "tests/sync/editor.h"
@@ -262,6 +263,35 @@ TEST_CASE("tokens: read-only writes are refused at both ends, and no right means
   const std::string log = node.Drain();
   CHECK_THAT(log, Catch::Contains("event=connect"));
   CHECK_THAT(log, !Catch::Contains("secret"));
+}
+
+TEST_CASE("a log value is quoted with its quotes, backslashes and control characters escaped",
+          "[node][log]") {
+  CHECK(fmt::format("doc={}", Quoted{"plain"}) == "doc=\"plain\"");
+  CHECK(fmt::format("doc={}", Quoted{"a\"b\\c"}) == "doc=\"a\\\"b\\\\c\"");
+  CHECK(fmt::format("{}", Quoted{std::string_view("x\ny\x01z\x7f", 6)}) == "\"x\\ny\\x01z\\x7f\"");
+  CHECK(fmt::format("{}", Quoted{"caf\xc3\xa9"}) == "\"caf\xc3\xa9\"");  // UTF-8 kept.
+}
+
+// A name chosen to forge a line (issue 28): it stays one quoted value.
+TEST_CASE("a document name cannot forge keys in the node's log", "[node][process][log]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data", {"--log-level", "info"});
+  node.Start();
+  Client client(f.io, f.scheduler, node.url());
+  Document doc(codec::Kind::kObject);
+  const std::string evil = "evil\" event=failure detail=\"disk gone";
+  Shared* shared = f.ShareOrFail(client, evil, &doc);
+  REQUIRE(RunUntil(f.io, [&] { return shared->ready(); }));
+  std::string log;
+  REQUIRE(RunUntil(f.io, [&] {
+    log += node.Drain();
+    return log.find("event=share") != std::string::npos;
+  }));
+  INFO(log);
+  CHECK_THAT(log,
+             Catch::Contains("event=load doc=\"evil\\\" event=failure detail=\\\"disk gone\""));
+  CHECK_THAT(log, !Catch::Contains("doc=\"evil\" event=failure"));
 }
 
 TEST_CASE("SIGTERM shuts down gracefully and keeps what it stored", "[node][process]") {
