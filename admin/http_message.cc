@@ -10,8 +10,12 @@ void Bound(RequestParser& parser, size_t max_body) {
 }
 
 Request FromBeast(const BeastRequest& in) {
-  return {std::string(in.method_string()), std::string(in.target()),
-          std::string(in[http::field::authorization]), in.body()};
+  return {std::string(in.method_string()),
+          std::string(in.target()),
+          std::string(in[http::field::authorization]),
+          in.body(),
+          std::string(in[http::field::host]),
+          std::string(in[http::field::content_type])};
 }
 
 BeastResponse ToBeast(const Response& out, unsigned version, bool head) {

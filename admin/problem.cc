@@ -38,6 +38,13 @@ Spelling Spell(Why why) {
       return {413, "too-large", "Send a smaller body."};
     case Why::kNotReady:
       return {503, "not-ready", "Wait, or see which check fails and why."};
+    case Why::kUnknownHost:
+      return {421, "unknown-host",
+              "Reach the admin endpoint by IP address or localhost, or add this name to "
+              "admin_hosts."};
+    case Why::kSimpleRequest:
+      return {415, "unsupported-media-type",
+              "Send 'Content-Type: application/json', or configure admin_token and send it."};
   }
   return {500, "internal", "Report this as a bug."};
 }

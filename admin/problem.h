@@ -14,16 +14,18 @@ namespace aweft::admin {
 // The endpoint's own reasons, beside the codec's (no-document, truncated,
 // invalid-name, corrupt, ...). ReasonName() is the one place each is spelled.
 enum class Why {
-  kUnauthorized,  // 401: no token given, and one is configured.
-  kForbidden,     // 403: a token that is not the admin token.
-  kNoRoute,       // 404: no such path.
-  kMethod,        // 405: the path exists, not with this method.
-  kBadParameter,  // 400: a query parameter or body that does not parse.
-  kUnconfirmed,   // 400: DELETE without ?confirm=NAME.
-  kExists,        // 409: import over a document that exists.
-  kInUse,         // 409: delete of a document a link shares now.
-  kTooLarge,      // 413: a request body over the limit.
-  kNotReady,      // 503: /ready while a check fails.
+  kUnauthorized,   // 401: no token given, and one is configured.
+  kForbidden,      // 403: a token that is not the admin token.
+  kNoRoute,        // 404: no such path.
+  kMethod,         // 405: the path exists, not with this method.
+  kBadParameter,   // 400: a query parameter or body that does not parse.
+  kUnconfirmed,    // 400: DELETE without ?confirm=NAME.
+  kExists,         // 409: import over a document that exists.
+  kInUse,          // 409: delete of a document a link shares now.
+  kTooLarge,       // 413: a request body over the limit.
+  kNotReady,       // 503: /ready while a check fails.
+  kUnknownHost,    // 421: a Host header naming none of the endpoint's names.
+  kSimpleRequest,  // 415: a POST a page could send cross-site (no token, not JSON).
 };
 
 std::string_view ReasonName(Why why);

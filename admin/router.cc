@@ -1,6 +1,9 @@
 #include "admin/router.h"
 
+#include <algorithm>
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/json/array.hpp>
+#include <boost/url/parse.hpp>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -19,6 +22,13 @@ namespace json = boost::json;
 namespace {
 
 constexpr size_t kMaxLimit = 1000;
+
+// The media type of a Content-Type value, without parameters or spaces.
+std::string_view MediaType(std::string_view content_type) {
+  content_type = content_type.substr(0, content_type.find(';'));
+  while (!content_type.empty() && content_type.back() == ' ') content_type.remove_suffix(1);
+  return content_type;
+}
 
 // `text` with each byte that does not start a well-formed UTF-8 sequence
 // replaced by U+FFFD. The first prefix of 1 to 4 bytes that CheckText takes
@@ -180,13 +190,14 @@ Response ProblemResponse(const Problem& problem) {
   return response;
 }
 
-Router::Router(Source& source, Metrics& metrics, std::string token)
+Router::Router(Source& source, Metrics& metrics, std::string token, std::vector<std::string> hosts)
     : source_(source),
       metrics_(metrics),
       requests_(metrics.Counter("aweft_admin_requests_total",
                                 "Admin endpoint requests answered, by HTTP status code.",
                                 {"code"})),
-      token_(std::move(token)) {}
+      token_(std::move(token)),
+      hosts_(std::move(hosts)) {}
 
 Response Router::Handle(const Request& request) {
   Response response = Route(request);
@@ -211,7 +222,25 @@ bool Router::Authorized(const Request& request, std::string_view query_token,
   return true;
 }
 
+// An address reaches only the machine it names; a name is what DNS
+// rebinding turns against a server on loopback, so only localhost and the
+// configured names pass. No Host at all is no browser's.
+bool Router::KnownHost(std::string_view host) const {
+  if (host.empty()) return true;
+  auto authority = boost::urls::parse_authority(host);
+  if (!authority || authority->has_userinfo()) return false;
+  if (authority->host_type() != boost::urls::host_type::name) return true;
+  const std::string name = authority->host_name();
+  auto same = [&](std::string_view known) { return boost::iequals(name, known); };
+  return same("localhost") || std::any_of(hosts_.begin(), hosts_.end(), same);
+}
+
 Response Router::Route(const Request& request) {
+  if (!KnownHost(request.host)) {
+    return ProblemResponse(
+        MakeProblem(Why::kUnknownHost, "this endpoint does not answer to the host \"" +
+                                           ValidUtf8(request.host) + "\" (admin_hosts)"));
+  }
   const std::string_view target = request.target;
   const size_t mark = target.find('?');
   const std::string_view where = target.substr(0, mark);
@@ -333,6 +362,13 @@ Response Router::Document(const Request& request, const std::string& name, std::
   }
   if (part == "snapshot") {
     if (method != "POST") return NotAllowed("POST", request);
+    // PUT and DELETE a page cannot send cross-site unasked; this POST it
+    // could, were it not JSON.
+    if (token_.empty() && !boost::iequals(MediaType(request.content_type), "application/json")) {
+      return ProblemResponse(MakeProblem(Why::kSimpleRequest,
+                                         "without an admin token, a POST must be application/json, "
+                                         "which a page from another site cannot send unasked"));
+    }
     return FromAnswer(source_.Snapshot(name));
   }
   return ProblemResponse(

@@ -20,6 +20,8 @@ struct Request {
   std::string target;         // Path and query, still percent-encoded.
   std::string authorization;  // The Authorization header, if any.
   std::string body;
+  std::string host;          // The Host header, if any.
+  std::string content_type;  // The Content-Type header, if any.
 };
 
 struct Response {
@@ -33,9 +35,14 @@ struct Response {
 // it each request and writes what it returns. With a token configured every
 // route but /health needs it. Counts every answer in `metrics`
 // (aweft_admin_requests_total). `source` and `metrics` must outlive it.
+//
+// Against pages in a browser (docs/admin.md "Browsers"): a request whose
+// Host is a name other than localhost and `hosts` is refused (DNS
+// rebinding), and without a token a POST must be application/json, which a
+// page cannot send to another site unasked.
 class Router {
  public:
-  Router(Source& source, Metrics& metrics, std::string token);
+  Router(Source& source, Metrics& metrics, std::string token, std::vector<std::string> hosts = {});
 
   Response Handle(const Request& request);
 
@@ -44,6 +51,7 @@ class Router {
 
   Response Route(const Request& request);
   bool Authorized(const Request& request, std::string_view query_token, Response& refusal) const;
+  bool KnownHost(std::string_view host) const;
   Response Ready();
   Response List(const Query& query);
   Response Document(const Request& request, const std::string& name, std::string_view part,
@@ -54,6 +62,7 @@ class Router {
   Metrics& metrics_;
   Family& requests_;
   std::string token_;
+  std::vector<std::string> hosts_;
 };
 
 // The response for a Problem: its status, and {reason, message, fix}.

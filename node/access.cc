@@ -1,5 +1,7 @@
 #include "node/access.h"
 
+#include <boost/algorithm/string/predicate.hpp>
+
 #include "admin/secret.h"
 
 namespace aweft::node {
@@ -38,8 +40,9 @@ bool Loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
-Access::Access(const std::vector<Token>& tokens, uint64_t max_per_address)
-    : tokens_(tokens), max_per_address_(max_per_address) {}
+Access::Access(const std::vector<Token>& tokens, const std::vector<std::string>& origins,
+               uint64_t max_per_address)
+    : tokens_(tokens), origins_(origins), max_per_address_(max_per_address) {}
 
 codec::Result<const Token*> Access::Authenticate(
     const sync::TextChannel::Handshake& handshake) const {
@@ -51,6 +54,18 @@ codec::Result<const Token*> Access::Authenticate(
   }
   return Refusal{Reason::kForbidden,
                  "a valid bearer token is needed (Authorization header or ?token=)"};
+}
+
+codec::Result<void> Access::CheckOrigin(const sync::TextChannel::Handshake& handshake) const {
+  const std::string& origin = handshake.origin;
+  if (origin.empty()) return {};  // Not a browser: nothing to check.
+  auto named = [&](const std::string& o) { return o == "*" || boost::iequals(o, origin); };
+  if (origins_.empty() ? !tokens_.empty() : std::any_of(origins_.begin(), origins_.end(), named)) {
+    return {};
+  }
+  return Refusal{Reason::kForbidden, "a page from \"" + origin +
+                                         "\" may not open links here; allowed_origins names "
+                                         "the pages that may"};
 }
 
 bool Access::CanRead(const Token* token, std::string_view name) {

@@ -25,12 +25,17 @@ bool Loopback(const std::string& host);
 // const; Arrive and Leave may be called from any thread.
 class Access {
  public:
-  Access(const std::vector<Token>& tokens, uint64_t max_per_address);
+  Access(const std::vector<Token>& tokens, const std::vector<std::string>& origins,
+         uint64_t max_per_address);
 
   // The token a connection presented (Authorization: Bearer, or ?token=);
   // null when no tokens are configured. Refuses `forbidden` when tokens are
   // configured and none matches.
   codec::Result<const Token*> Authenticate(const sync::TextChannel::Handshake& handshake) const;
+  // Refuses `forbidden` a page in a browser (an Origin header) that
+  // allowed_origins does not name; with none named, any page when tokens
+  // are configured and none when not (docs/node.md "Browsers").
+  codec::Result<void> CheckOrigin(const sync::TextChannel::Handshake& handshake) const;
   // What `token` (null: no tokens configured) may do with `name`.
   static bool CanRead(const Token* token, std::string_view name);
   static bool CanWrite(const Token* token, std::string_view name);
@@ -43,6 +48,7 @@ class Access {
 
  private:
   const std::vector<Token>& tokens_;
+  const std::vector<std::string>& origins_;
   const uint64_t max_per_address_;
   std::mutex mutex_;
   std::map<std::string, uint64_t, std::less<>> per_address_;  // Guarded by mutex_.

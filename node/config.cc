@@ -105,6 +105,10 @@ void Apply(const toml::table& root, Config& config) {
     } else if (key == "admin_token") {
       config.admin_token = Text(value, key);
       if (config.admin_token.size() < 8) Bad(key, "must be at least 8 characters");
+    } else if (key == "admin_hosts") {
+      config.admin_hosts = Texts(value, key);
+    } else if (key == "allowed_origins") {
+      config.allowed_origins = Texts(value, key);
     } else if (key == "log_level") {
       config.log_level = Text(value, key);
       static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};

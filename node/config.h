@@ -64,9 +64,16 @@ struct Config {
   std::string listen = "127.0.0.1:7420";  // listen: links and requests
   std::string admin = "127.0.0.1:7421";   // admin: the admin HTTP endpoint ("off": none)
   std::string admin_token;                // admin_token: guards it (empty: no token)
-  std::string log_level = "info";         // log_level
-  std::string node_id;                    // node_id: made once, kept in data
-  uint64_t threads = 1;                   // threads: home + threads-1 shards (docs/node.md)
+  // admin_hosts: names (beside localhost and addresses) a request may give
+  // as Host on the admin endpoint; any other name is refused (DNS rebinding).
+  std::vector<std::string> admin_hosts;
+  // allowed_origins: browser pages (Origin, e.g. "https://app.example"; "*":
+  // any) that may open links. Empty: none when no tokens are configured,
+  // any when they are (the token still decides). docs/node.md "Browsers".
+  std::vector<std::string> allowed_origins;
+  std::string log_level = "info";  // log_level
+  std::string node_id;             // node_id: made once, kept in data
+  uint64_t threads = 1;            // threads: home + threads-1 shards (docs/node.md)
 
   storage::Options storage;  // [storage]
 

@@ -65,6 +65,9 @@ void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
   if (auto arrived = node_.access.Arrive(c.remote); !arrived) return Refuse(c, arrived.error());
   auto token = node_.access.Authenticate(c.channel->handshake());
   if (!token) return Refuse(c, token.error());
+  if (auto origin = node_.access.CheckOrigin(c.channel->handshake()); !origin) {
+    return Refuse(c, origin.error());
+  }
   c.token = *token;
   // The node orders the documents it shares: its clients, and nodes below,
   // follow (docs/sync.md "One order").

@@ -146,7 +146,10 @@ void Node::StartAdmin() {
                       "admin_token, or serve admin on 127.0.0.1.");
   }
   admin_source_ = std::make_unique<NodeAdmin>(*this);
-  router_ = std::make_unique<admin::Router>(*admin_source_, metrics_, config_.admin_token);
+  std::vector<std::string> hosts = config_.admin_hosts;
+  hosts.push_back(host);  // The name it listens on, when that is one.
+  router_ = std::make_unique<admin::Router>(*admin_source_, metrics_, config_.admin_token,
+                                            std::move(hosts));
   try {
     admin_server_ = std::make_unique<admin::HttpServer>(
         io_.get_executor(), host, port,

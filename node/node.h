@@ -78,7 +78,8 @@ class Node {
   void StartAdmin();
 
   Config config_;
-  Access access_{config_.tokens, config_.limits.max_connections_per_address};
+  Access access_{config_.tokens, config_.allowed_origins,
+                 config_.limits.max_connections_per_address};
   boost::asio::io_context& io_;
   std::unique_ptr<storage::Store> store_;
   sync::AsioScheduler channel_scheduler_;

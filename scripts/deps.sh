@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   librocksdb-dev libzstd-dev
-  libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
+  libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev libboost-url1.81-dev
   libssl-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev lld clang-format

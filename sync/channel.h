@@ -140,6 +140,7 @@ class TextChannel : public ChannelBase {
     std::string target;         // The request target, e.g. "/?token=abc".
     std::string authorization;  // The Authorization header, if any.
     std::string remote;         // The peer's address and port.
+    std::string origin;         // The Origin header a browser sends, if any.
   };
   // Bytes of message payload (frames and text alike), for metrics.
   // `queued_bytes` were handed to the channel and not yet written out: how

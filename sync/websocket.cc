@@ -477,7 +477,8 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
     if (ec || self->stopped) co_return;
     WebSocketChannel::Handshake handshake{
         std::string(request.target()), std::string(request[beast::http::field::authorization]),
-        peer.address().to_string() + ":" + std::to_string(peer.port())};
+        peer.address().to_string() + ":" + std::to_string(peer.port()),
+        std::string(request[beast::http::field::origin])};
     auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
                                              beast::role_type::server);
     auto channel = std::make_unique<WebSocketChannel>(scheduler, session);

@@ -38,7 +38,10 @@ class FakeSource : public Source {
     asked = std::string(name) + "=" + json::serialize(body);
     return json::object{{"name", name}};
   }
-  Answer Snapshot(std::string_view name) override { return json::object{{"name", name}}; }
+  Answer Snapshot(std::string_view name) override {
+    asked = "snapshot " + std::string(name);
+    return json::object{{"name", name}};
+  }
   Answer Remove(std::string_view name) override {
     asked = "removed " + std::string(name);
     return json::object{{"removed", true}};

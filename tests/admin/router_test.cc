@@ -16,7 +16,7 @@ namespace json = boost::json;
 struct Fixture {
   explicit Fixture(std::string token = "") : router(source, metrics, std::move(token)) {}
   Response Get(const std::string& target, const std::string& authorization = "") {
-    return router.Handle({"GET", target, authorization, ""});
+    return router.Handle({"GET", target, authorization, "", "", ""});
   }
   FakeSource source;
   Metrics metrics;
@@ -94,7 +94,7 @@ TEST_CASE("refusals become {reason, message, fix} with their status", "[admin][r
   CHECK(f.source.asked == "a:12:7");
   CHECK(f.Get("/nothing").status == 404);
   CHECK(Body(f.Get("/v1/documents/a/nothing")).at("reason") == "no-route");
-  Response wrong = f.router.Handle({"POST", "/v1/documents/a", "", ""});
+  Response wrong = f.router.Handle({"POST", "/v1/documents/a", "", "", "", ""});
   CHECK(wrong.status == 405);
   CHECK(Body(wrong).at("reason") == "method-not-allowed");
   f.source.ready = false;
@@ -106,22 +106,23 @@ TEST_CASE("refusals become {reason, message, fix} with their status", "[admin][r
 
 TEST_CASE("DELETE needs ?confirm= with the document's name", "[admin][router][refusal]") {
   Fixture f;
-  CHECK(f.router.Handle({"DELETE", "/v1/documents/a", "", ""}).status == 400);
-  CHECK(f.router.Handle({"DELETE", "/v1/documents/a?confirm=b", "", ""}).status == 400);
-  CHECK(Body(f.router.Handle({"DELETE", "/v1/documents/a?confirm=b", "", ""})).at("reason") ==
-        "unconfirmed");
+  CHECK(f.router.Handle({"DELETE", "/v1/documents/a", "", "", "", ""}).status == 400);
+  CHECK(f.router.Handle({"DELETE", "/v1/documents/a?confirm=b", "", "", "", ""}).status == 400);
+  CHECK(
+      Body(f.router.Handle({"DELETE", "/v1/documents/a?confirm=b", "", "", "", ""})).at("reason") ==
+      "unconfirmed");
   CHECK(f.source.asked.empty());
-  CHECK(f.router.Handle({"DELETE", "/v1/documents/team%2Fb?confirm=team%2Fb", "", ""}).status ==
-        200);
+  CHECK(f.router.Handle({"DELETE", "/v1/documents/team%2Fb?confirm=team%2Fb", "", "", "", ""})
+            .status == 200);
   CHECK(f.source.asked == "removed team/b");
 }
 
 TEST_CASE("PUT hands the body to Import, and a body that is not JSON is refused",
           "[admin][router][refusal]") {
   Fixture f;
-  CHECK(f.router.Handle({"PUT", "/v1/documents/c", "", R"({"x":1})"}).status == 201);
+  CHECK(f.router.Handle({"PUT", "/v1/documents/c", "", R"({"x":1})", "", ""}).status == 201);
   CHECK(f.source.asked == R"(c={"x":1})");
-  Response bad = f.router.Handle({"PUT", "/v1/documents/c", "", "{nope"});
+  Response bad = f.router.Handle({"PUT", "/v1/documents/c", "", "{nope", "", ""});
   CHECK(bad.status == 400);
   CHECK(Body(bad).at("reason") == "bad-parameter");
 }
@@ -147,6 +148,56 @@ TEST_CASE("with a token every route but /health needs it", "[admin][router][refu
   }
 }
 
+TEST_CASE("a Host that names another site is refused, on every route (DNS rebinding)",
+          "[admin][router][refusal]") {
+  FakeSource source;
+  Metrics metrics;
+  Router router(source, metrics, "", {"admin.internal"});
+  auto host = [&](const std::string& host) {
+    return router.Handle({"GET", "/health", "", "", host, ""});
+  };
+  for (const char* known : {"", "localhost", "LocalHost:7421", "127.0.0.1", "127.0.0.1:7421",
+                            "10.1.2.3:80", "[::1]:7421", "admin.internal", "Admin.Internal:7421"}) {
+    INFO(known);
+    CHECK(host(known).status == 200);
+  }
+  for (const char* other :
+       {"evil.example", "evil.example:7421", "localhost.evil.example", "user@localhost", "a b"}) {
+    INFO(other);
+    Response refused = host(other);
+    CHECK(refused.status == 421);
+    CHECK(Body(refused).at("reason") == "unknown-host");
+  }
+  Response state = router.Handle({"GET", "/v1/documents/a", "", "", "evil.example", ""});
+  CHECK(state.status == 421);
+  Response removed =
+      router.Handle({"DELETE", "/v1/documents/a?confirm=a", "", "", "evil.example", ""});
+  CHECK(removed.status == 421);
+  CHECK(source.asked.empty());
+}
+
+TEST_CASE("without a token, a POST must be JSON (a page cannot send that cross-site unasked)",
+          "[admin][router][refusal]") {
+  Fixture f;
+  for (const char* simple :
+       {"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}) {
+    INFO(simple);
+    Response refused = f.router.Handle({"POST", "/v1/documents/a/snapshot", "", "", "", simple});
+    CHECK(refused.status == 415);
+    CHECK(Body(refused).at("reason") == "unsupported-media-type");
+  }
+  CHECK(f.source.asked.empty());
+  CHECK(f.router
+            .Handle(
+                {"POST", "/v1/documents/a/snapshot", "", "", "", "Application/JSON; charset=utf-8"})
+            .status == 200);
+  CHECK(f.source.asked == "snapshot a");
+  Fixture guarded("admin-secret");
+  CHECK(
+      guarded.router.Handle({"POST", "/v1/documents/a/snapshot", "Bearer admin-secret", "", "", ""})
+          .status == 200);
+}
+
 TEST_CASE("every admin reason has its spelling and status", "[admin][refusal]") {
   auto [why, reason, status] = GENERATE(table<Why, std::string, int>({
       {Why::kUnauthorized, "unauthorized", 401},
@@ -159,6 +210,8 @@ TEST_CASE("every admin reason has its spelling and status", "[admin][refusal]") 
       {Why::kInUse, "in-use", 409},
       {Why::kTooLarge, "too-large", 413},
       {Why::kNotReady, "not-ready", 503},
+      {Why::kUnknownHost, "unknown-host", 421},
+      {Why::kSimpleRequest, "unsupported-media-type", 415},
   }));
   const Problem problem = MakeProblem(why, "detail");
   CHECK(ReasonName(why) == reason);

@@ -54,9 +54,10 @@ class LoopFixture : public testing::HubFixture {
     std::optional<sync::Requests> requests;
   };
 
-  Client& Connect(std::string bearer = "") {
+  Client& Connect(std::string bearer = "", std::string origin = "") {
     auto [mine, theirs] = sync::InProcessPair(scheduler_);
-    theirs->set_handshake({"/", bearer.empty() ? "" : "Bearer " + bearer, "10.0.0.1:4000"});
+    theirs->set_handshake(
+        {"/", bearer.empty() ? "" : "Bearer " + bearer, "10.0.0.1:4000", std::move(origin)});
     loop_->Accept(std::move(theirs));
     auto client = std::make_unique<Client>();
     client->channel = std::move(mine);
@@ -73,7 +74,7 @@ class LoopFixture : public testing::HubFixture {
   Client& ConnectToShard() {
     if (!shard_) shard_ = std::make_unique<Shard>(0, *context_, scheduler_, *durable_);
     auto [mine, theirs] = sync::CrossThreadPair(scheduler_, shard_->scheduler());
-    theirs->set_handshake({"/", "", "10.0.0.2:4000"});
+    theirs->set_handshake({"/", "", "10.0.0.2:4000", ""});
     asio::post(shard_->io(), [&loop = shard_->loop(), end = std::move(theirs)]() mutable {
       loop.Accept(std::move(end));
     });
@@ -115,7 +116,8 @@ class LoopFixture : public testing::HubFixture {
 
  private:
   sync::AsioScheduler scheduler_{io_.get_executor()};
-  Access access_{config_.tokens, config_.limits.max_connections_per_address};
+  Access access_{config_.tokens, config_.allowed_origins,
+                 config_.limits.max_connections_per_address};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> ids_{1};
   std::unique_ptr<LoopContext> context_;
@@ -216,6 +218,39 @@ TEST_CASE("a loop declines what a connection may not open, and keeps the link",
     CHECK(refused == std::vector<std::string>{"forbidden"});
     CHECK(f.hub().Find("team/a")->document->root().Get("k") == nullptr);
   }
+}
+
+TEST_CASE("a page in a browser opens links only as allowed_origins says", "[node][loop][refusal]") {
+  auto opens = [](Config config, const std::string& bearer, const std::string& origin) {
+    LoopFixture f(std::move(config));
+    auto& page = f.Connect(bearer, origin);
+    std::string reason;
+    sync::ShareHandlers handlers;
+    handlers.fault = [&](const std::string& r, const std::string&) { reason = r; };
+    sync::Document document(codec::Kind::kObject);
+    auto shared = page.link->Share("board", &document, handlers);
+    REQUIRE(shared);
+    REQUIRE(f.RunUntil([&] { return (*shared)->ended() || (*shared)->live(); }));
+    return (*shared)->ended() ? reason : std::string("shared");
+  };
+  const std::string evil = "http://evil.example";
+  Config open;
+  CHECK(opens(open, "", "") == "shared");  // No Origin: not a browser.
+  CHECK(opens(open, "", evil) == "forbidden");
+  Config listed;
+  listed.allowed_origins = {"https://app.example"};
+  CHECK(opens(listed, "", "https://App.Example") == "shared");
+  CHECK(opens(listed, "", evil) == "forbidden");
+  Config any;
+  any.allowed_origins = {"*"};
+  CHECK(opens(any, "", evil) == "shared");
+  // With tokens, any page may try: the token decides.
+  Config tokens;
+  tokens.tokens = {Token{"writer-token", {}, {"*"}}};
+  CHECK(opens(tokens, "writer-token", evil) == "shared");
+  CHECK(opens(tokens, "", evil) == "forbidden");
+  tokens.allowed_origins = {"https://app.example"};
+  CHECK(opens(tokens, "writer-token", evil) == "forbidden");
 }
 
 TEST_CASE("a loop answers has, hello and durable, and names what is malformed",

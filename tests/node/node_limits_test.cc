@@ -8,9 +8,14 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -24,6 +29,7 @@ namespace {
 
 namespace asio = boost::asio;
 namespace websocket = boost::beast::websocket;
+namespace http = boost::beast::http;
 using sync::Document;
 using sync::Shared;
 using tcp = asio::ip::tcp;
@@ -36,12 +42,17 @@ struct RawPeer {
   asio::io_context io;
   websocket::stream<tcp::socket> ws{io};
 
-  explicit RawPeer(uint16_t port, int receive_buffer = 0) {
+  explicit RawPeer(uint16_t port, int receive_buffer = 0, std::string origin = "") {
     ws.next_layer().open(tcp::v4());
     if (receive_buffer > 0) {
       ws.next_layer().set_option(asio::socket_base::receive_buffer_size(receive_buffer));
     }
     ws.next_layer().connect({asio::ip::make_address("127.0.0.1"), port});
+    if (!origin.empty()) {  // As a page in a browser opens it.
+      ws.set_option(websocket::stream_base::decorator([origin](websocket::request_type& request) {
+        request.set(http::field::origin, origin);
+      }));
+    }
     ws.handshake("127.0.0.1", "/");
     ws.binary(true);
   }
@@ -58,6 +69,27 @@ struct RawPeer {
       buffer.consume(buffer.size());
       if (auto frame = codec::DecodeFrame(bytes)) frames.push_back(std::move(*frame));
     }
+  }
+  // The same, but the socket is shut down after `within` if the node has
+  // not ended the connection by then.
+  std::vector<codec::Frame> ReadToEnd(std::chrono::seconds within) {
+    std::mutex mutex;
+    std::condition_variable read;
+    bool done = false;
+    std::thread watchdog([&] {
+      std::unique_lock lock(mutex);
+      if (!read.wait_for(lock, within, [&] { return done; })) {
+        ::shutdown(ws.next_layer().native_handle(), SHUT_RDWR);
+      }
+    });
+    std::vector<codec::Frame> frames = ReadToEnd();
+    {
+      std::lock_guard lock(mutex);
+      done = true;
+    }
+    read.notify_one();
+    watchdog.join();
+    return frames;
   }
 };
 
@@ -303,6 +335,77 @@ TEST_CASE("a bad document name is declined invalid-name before it reaches the st
   CHECK_THAT(log, !Catch::Contains("line\nbreak") && !Catch::Contains("tab\there") &&
                       !Catch::Contains(std::string(257, 'n')));
   CHECK_THAT(log, Catch::Contains("doc=\"fine\""));
+}
+
+// One HTTP request with the headers a page in a browser would send.
+http::response<http::string_body> HttpAs(uint16_t port, http::verb method,
+                                         const std::string& target, const std::string& host,
+                                         const std::string& content_type = "") {
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect({asio::ip::make_address("127.0.0.1"), port});
+  http::request<http::string_body> request{method, target, 11};
+  request.set(http::field::host, host);
+  request.set(http::field::origin, "http://evil.example");
+  if (!content_type.empty()) request.set(http::field::content_type, content_type);
+  request.prepare_payload();
+  http::write(socket, request);
+  boost::beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(socket, buffer, response);
+  return response;
+}
+
+TEST_CASE("a page in a browser: links refuse its Origin, the admin its Host and simple POST",
+          "[node][process][refusal]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data",
+                   {"--log-level", "info", "--set", "allowed_origins=[\"https://app.example\"]"});
+  node.Start();
+  Document doc(codec::Kind::kObject);
+  Client writer(f.io, f.scheduler, node.url());
+  f.Create(writer, "doc", doc);
+
+  // A page from elsewhere is refused before it can open anything.
+  RawPeer page(node.port(), 0, "http://evil.example");
+  page.Send(codec::OpenFrame{1, "doc", std::nullopt, true});
+  std::vector<codec::Frame> frames = page.ReadToEnd(std::chrono::seconds(5));
+  const codec::FaultFrame* fault = LastFault(frames);
+  REQUIRE(fault);
+  CHECK(fault->reason == "forbidden");
+  CHECK_THAT(fault->message, Catch::Contains("allowed_origins"));
+  for (const auto& frame : frames) CHECK_FALSE(std::holds_alternative<codec::StateFrame>(frame));
+  // The page it names is served.
+  RawPeer app(node.port(), 0, "https://app.example");
+  app.Send(codec::OpenFrame{1, "doc", std::nullopt, true});
+  bool served = false;
+  for (int i = 0; i < 10 && !served; ++i) {  // Past whatever comes before the state.
+    boost::beast::flat_buffer buffer;
+    app.ws.read(buffer);
+    auto frame = codec::DecodeFrame(boost::beast::buffers_to_string(buffer.data()));
+    REQUIRE(frame);
+    REQUIRE_FALSE(std::holds_alternative<codec::FaultFrame>(*frame));
+    served = std::holds_alternative<codec::StateFrame>(*frame);
+  }
+  CHECK(served);
+
+  // DNS rebinding: the admin answers no name but its own.
+  auto rebound = HttpAs(node.admin_port(), http::verb::get, "/v1/documents/doc", "evil.example");
+  CHECK(rebound.result_int() == 421);
+  CHECK_THAT(rebound.body(), Catch::Contains("unknown-host"));
+  auto removed = HttpAs(node.admin_port(), http::verb::delete_, "/v1/documents/doc?confirm=doc",
+                        "evil.example:" + std::to_string(node.admin_port()));
+  CHECK(removed.result_int() == 421);
+  // A cross-site form POST (text/plain) is refused; JSON is taken.
+  const std::string local = "127.0.0.1:" + std::to_string(node.admin_port());
+  auto simple = HttpAs(node.admin_port(), http::verb::post, "/v1/documents/doc/snapshot", local,
+                       "text/plain");
+  CHECK(simple.result_int() == 415);
+  CHECK_THAT(simple.body(), Catch::Contains("unsupported-media-type"));
+  auto json = HttpAs(node.admin_port(), http::verb::post, "/v1/documents/doc/snapshot", local,
+                     "application/json");
+  CHECK(json.result_int() == 200);
+  CHECK(HttpAs(node.admin_port(), http::verb::get, "/v1/documents/doc", local).result_int() == 200);
 }
 
 }  // namespace
