@@ -228,7 +228,18 @@ void Client::Ask(std::string name, json::value args, std::function<void(sync::As
     });
     return;
   }
-  requests_->Ask(std::move(name), std::move(args), std::move(done));
+  // Any answer says the node is there and serving this connection.
+  std::weak_ptr<Client*> self = self_;
+  requests_->Ask(std::move(name), std::move(args),
+                 [self, done = std::move(done)](sync::AskResult answer) {
+                   if (auto alive = self.lock(); alive && *alive && answer) (*alive)->Answered();
+                   done(std::move(answer));
+                 });
+}
+
+void Client::Answered() {
+  live_ = true;
+  if (!answered_since_) answered_since_ = std::chrono::steady_clock::now();
 }
 
 void Client::Probe(const std::string& name,
@@ -303,8 +314,7 @@ void Client::Attach(const std::string& name) {
     }
     auto held = node::ParseHasAnswer(*answer);
     if (!held) return client.Break(held.error());
-    client.live_ = true;
-    if (!client.answered_since_) client.answered_since_ = std::chrono::steady_clock::now();
+    client.Answered();
     const bool holds = held->has_value();
     if (!entry.document) {  // Open(): make the document from the node's root.
       if (!holds) {

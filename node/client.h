@@ -184,6 +184,8 @@ class Client {
   void Connect();
   void OnConnected();
   void OnLost();
+  // The node answered a request on this connection: it is live.
+  void Answered();
   void Attach(const std::string& name);
   void Watch(const std::string& name, Entry& entry);
   void Replay(const std::string& name, Entry& entry);

@@ -22,7 +22,8 @@ Hub::Hub(const Config& config, asio::io_context& io, storage::Store& store,
       upstreams_(upstreams),
       stored_documents_(store.List().size()),
       eviction_(io),
-      stall_watch_(io) {
+      stall_watch_(io),
+      waiting_watch_(io) {
   ScheduleEviction();
 }
 
@@ -37,8 +38,19 @@ void Hub::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
   auto load = [this, done](const std::string& name, const std::optional<codec::RootRef>& root,
                            bool created) {
     auto document = Load(name, root);
-    if (document) ++loaded_[name].shares;
-    done(document, created);
+    if (!document) return done(document, created);
+    Loaded& loaded = loaded_[name];
+    const Upstreams::Link* above = upstreams_.For(name);
+    // A copy the upstream has not yet brought up to its state may be an
+    // empty placeholder: wait for it, unless the upstream is out of reach
+    // (then this node's copy is the best there is) or the opener brought
+    // the state.
+    if (created || loaded.from_above || !above || !above->client->connected()) {
+      ++loaded.shares;
+      return done(document, created);
+    }
+    loaded.waiting.push_back({done, std::chrono::steady_clock::now() + std::chrono::seconds(5)});
+    WatchWaiting();
   };
   const bool existed = loaded_.count(name) || store_.Info(name).has_value();
   if (!existed && !may_create) {
@@ -89,8 +101,56 @@ codec::Result<sync::Document*> Hub::Load(const std::string& name,
     durable_.Kick();
   });
   spdlog::info("event=load doc={} created={}", Quoted{name}, !stored);
-  upstreams_.Share(name, **document);
+  loaded.from_above = upstreams_.For(name) == nullptr;
+  upstreams_.Share(name, **document, [this, name] { FromAbove(name); });
   return *document;
+}
+
+void Hub::FromAbove(const std::string& name) {
+  auto it = loaded_.find(name);
+  if (it == loaded_.end() || stopped_) return;
+  it->second.from_above = true;
+  std::vector<Loaded::Waiting> waiting = std::move(it->second.waiting);
+  it->second.waiting.clear();
+  for (Loaded::Waiting& wait : waiting) {
+    ++it->second.shares;
+    wait.done(it->second.document, false);
+  }
+}
+
+void Hub::ExpireWaiting(Loaded& loaded, const std::string& name, bool all) {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<Loaded::Waiting> expired;
+  std::erase_if(loaded.waiting, [&](Loaded::Waiting& wait) {
+    if (!all && wait.until > now) return false;
+    expired.push_back(std::move(wait));
+    return true;
+  });
+  const Upstreams::Link* above = upstreams_.For(name);
+  for (Loaded::Waiting& wait : expired) {
+    wait.done(Refusal{Reason::kUnavailable,
+                      "the node above that orders \"" + name + "\" (" +
+                          (above ? above->config.url : std::string("gone")) +
+                          ") has not sent its state within 5 s, and this node serves no copy it "
+                          "may not have whole"},
+              false);
+  }
+}
+
+void Hub::WatchWaiting() {
+  if (waiting_watched_) return;
+  waiting_watched_ = true;
+  waiting_watch_.expires_after(std::chrono::milliseconds(250));
+  waiting_watch_.async_wait([this](boost::system::error_code ec) {
+    waiting_watched_ = false;
+    if (ec || stopped_) return;
+    bool any = false;
+    for (auto& [name, loaded] : loaded_) {
+      ExpireWaiting(loaded, name, false);
+      any = any || !loaded.waiting.empty();
+    }
+    if (any) WatchWaiting();
+  });
 }
 
 void Hub::Release(const std::string& name) {
@@ -109,6 +169,7 @@ void Hub::Unload(std::string_view name) {
   auto it = loaded_.find(name);
   if (it == loaded_.end()) return;
   // Nothing may hold the document once the store frees it.
+  ExpireWaiting(it->second, it->first, true);
   it->second.document->Unwatch(it->second.watch);
   upstreams_.Forget(it->first);
   loaded_.erase(it);
@@ -179,6 +240,7 @@ void Hub::Stop() {
   stopped_ = true;
   eviction_.cancel();
   stall_watch_.cancel();
+  waiting_watch_.cancel();
 }
 
 }  // namespace aweft::node

@@ -49,6 +49,15 @@ class Hub final : public Documents {
     int shares = 0;
     std::chrono::steady_clock::time_point active;
     uint64_t watch = 0;
+    // Whether the upstream that orders it has sent its state since it was
+    // loaded (or taken this node's): true when none orders it. Until then
+    // opens wait (docs/node.md "Clusters"), up to 5 s each.
+    bool from_above = true;
+    struct Waiting {
+      Opened done;
+      std::chrono::steady_clock::time_point until;
+    };
+    std::vector<Waiting> waiting;
   };
   Hub(const Config& config, boost::asio::io_context& io, storage::Store& store,
       DurableScheduler& durable, Upstreams& upstreams);
@@ -59,7 +68,9 @@ class Hub final : public Documents {
   // document, does not want ours, `may_write` it, and documents.create
   // matches the name; else with the root of the upstream that holds it.
   // `done` hears the document (one share counted) and whether it was
-  // created here, or the refusal.
+  // created here, or the refusal. A document an upstream orders is served
+  // once that upstream's state is in (never an empty placeholder), or from
+  // the store while the upstream is not connected; `unavailable` after 5 s.
   void Open(const codec::OpenFrame& open, bool may_write, Opened done) override;
   // Gives back one share.
   void Release(const std::string& name) override;
@@ -93,6 +104,11 @@ class Hub final : public Documents {
     std::shared_ptr<std::atomic<bool>> done;
   };
   void ScheduleEviction();
+  // The upstream's state of `name` is in: serves the opens waiting for it.
+  void FromAbove(const std::string& name);
+  // Refuses the waiting opens past their time (all of them with `all`).
+  void ExpireWaiting(Loaded& loaded, const std::string& name, bool all);
+  void WatchWaiting();
   // While durable asks wait for a batch, looks every 100 ms whether the
   // disk has begun to fail it; if so, answers them `unavailable` at once.
   void WatchStall();
@@ -103,9 +119,9 @@ class Hub final : public Documents {
   Upstreams& upstreams_;
   std::map<std::string, Loaded, std::less<>> loaded_;
   uint64_t stored_documents_ = 0;  // For limits.max_documents.
-  boost::asio::steady_timer eviction_, stall_watch_;
+  boost::asio::steady_timer eviction_, stall_watch_, waiting_watch_;
   std::vector<DurableAsk> durable_waiting_;
-  bool stall_watched_ = false, stopped_ = false;
+  bool stall_watched_ = false, waiting_watched_ = false, stopped_ = false;
   std::atomic<bool> stalled_{false};  // The store was found stalled (for the log).
 };
 

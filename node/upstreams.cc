@@ -85,7 +85,8 @@ std::vector<std::string> Upstreams::Path() const {
   return path;
 }
 
-void Upstreams::Share(const std::string& name, sync::Document& document) {
+void Upstreams::Share(const std::string& name, sync::Document& document,
+                      std::function<void()> ready) {
   Link* link = For(name);
   if (!link) return;
   // What the upstream has not confirmed (it may have been lost with a
@@ -115,6 +116,9 @@ void Upstreams::Share(const std::string& name, sync::Document& document) {
   };
   handlers.fault = [this](const std::string& reason, const std::string&) {
     meters_.faults.Add(1, {reason, "remote"});
+  };
+  handlers.ready = [ready = std::move(ready)](sync::Document&) {
+    if (ready) ready();
   };
   (void)link->client->Share(name, document, std::move(handlers), std::move(unconfirmed));
 }

@@ -56,8 +56,10 @@ class Upstreams {
   // This node's id, then the paths of its upstreams.
   std::vector<std::string> Path() const;
   // Shares a document just loaded with its upstream, if it has one: what
-  // the upstream has not confirmed is re-applied after its state.
-  void Share(const std::string& name, sync::Document& document);
+  // the upstream has not confirmed is re-applied after its state. `ready`
+  // hears each time the document holds the upstream's state again (or the
+  // upstream took this node's, having none).
+  void Share(const std::string& name, sync::Document& document, std::function<void()> ready);
   // Stops sharing `name` with every upstream (it was evicted or deleted).
   void Forget(const std::string& name);
   // Closes every upstream link (shutdown).

@@ -59,6 +59,18 @@ TEST_CASE("/ready fails while an upstream is not linked", "[admin][process][refu
   CHECK(f.GetJson("/health").at("status") == "ok");
 }
 
+TEST_CASE("/ready is ready on an idle node below once its upstream answers", "[admin][process]") {
+  TempDir dir;
+  NodeProcess above(dir.path() + "/above");
+  above.Start();
+  AdminFixture f({"--upstream", above.url()});  // No client shares anything.
+  REQUIRE(RunUntil(
+      f.io, [&] { return f.Get("/ready").status == 200; }, std::chrono::seconds(5)));
+  above.Kill();
+  CHECK(RunUntil(
+      f.io, [&] { return f.Get("/ready").status == 503; }, std::chrono::seconds(5)));
+}
+
 TEST_CASE("documents are listed by prefix, a page at a time", "[admin][process]") {
   AdminFixture f;
   Document a(Kind::kObject), b(Kind::kArray), c(Kind::kMap);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,51 @@ TEST_CASE(
   CHECK(list.size() == 60);  // Every write of both ends, once.
   CHECK(board.root().Get("from-bottom"));
   CHECK(below->root().Get("from-top"));
+}
+
+TEST_CASE("an open through a middle node gets the upstream's state first, never a placeholder",
+          "[node][cluster]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  NodeProcess a(dir.path() + "/a");
+  a.Start();
+  NodeProcess b(dir.path() + "/b", Upstream(a));
+  const uint16_t b_port = b.Start();
+  aweft::Client::Options at_a, at_b;
+  at_a.url = a.url();
+  at_b.url = b.url();
+  aweft::Client top(io.get_executor(), at_a);
+  Document board(codec::Kind::kObject);
+  for (int i = 0; i < 5; ++i) REQUIRE(board.Set(board.root(), "k" + std::to_string(i), 1.0 * i));
+  REQUIRE(top.Share("board", board));
+  REQUIRE(RunUntil(io, [&] { return top.connected() && top.unconfirmed("board") == 0; }));
+
+  // b holds nothing of it: the first state its client sees is a's.
+  auto open_at_b = [&] {
+    auto client = std::make_unique<aweft::Client>(io.get_executor(), at_b);
+    std::optional<size_t> keys;
+    std::string failed;
+    client->Open(
+        "board", [&](Document& d) { keys = d.root().size(); },
+        [&](const std::string& reason) { failed = reason; });
+    REQUIRE(RunUntil(
+        io, [&] { return keys || !failed.empty(); }, std::chrono::milliseconds(10000)));
+    INFO("failed: " << failed);
+    REQUIRE(keys);
+    return *keys;
+  };
+  CHECK(open_at_b() == 5);
+  CHECK(open_at_b() == 5);  // Loaded at b now, and in step.
+
+  // With a down, b (restarted, so it loads the name again) serves the copy
+  // it stored, and does not wait for a.
+  top.Forget("board");
+  a.Kill();
+  b.Kill();
+  b.Start(b_port);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(open_at_b() == 5);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
 }
 
 // issue: a state over the upstream's limits.max_commit_bytes, confirmed
