@@ -344,9 +344,10 @@ void Loop::Drop(Connection& c) {
   const std::optional<Refusal>& why = c.channel->end_reason();
   spdlog::info("event=disconnect peer={} connection={} reason={}", c.remote, c.id,
                Quoted{why ? why->ToString() : ""});
-  // Bytes that were not a frame: the channel ended the connection.
-  if (why && why->reason == Reason::kBadFrame) {
-    node_.meters.faults.Add(1, {Spelled(Reason::kBadFrame), "local"});
+  // Bytes that were not a frame, or a peer past a limit (a send queue it
+  // does not drain, a text message too long): the channel ended it.
+  if (why && (why->reason == Reason::kBadFrame || why->reason == Reason::kLimit)) {
+    node_.meters.faults.Add(1, {Spelled(why->reason), "local"});
   }
   ToHome([&meters = node_.meters, link = c.link ? std::optional(c.link->stats()) : std::nullopt,
           traffic = c.channel->traffic()] {

@@ -234,7 +234,7 @@ struct BareUpstream {
 // A node below confirms a write to its client only once the node above,
 // which orders the document, has confirmed it (docs/node.md "Clusters");
 // one the node above refuses is refused to the writer and never confirmed.
-TEST_CASE("a write below is confirmed once the node above has it; one refused there never is",
+TEST_CASE("a write below is confirmed once the node above has it, and one refused there never is",
           "[node][converge][cluster][refusal]") {
   TempDir dir;
   boost::asio::io_context io;

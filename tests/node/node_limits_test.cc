@@ -110,7 +110,7 @@ const codec::FaultFrame* LastFault(const std::vector<codec::Frame>& frames) {
   return nullptr;
 }
 
-TEST_CASE("a reader that stops reading is cut off at its send-queue bound; writers keep going",
+TEST_CASE("a reader that stops reading is cut off at its send-queue bound, and writers keep going",
           "[node][process][limits]") {
   Fixture f;
   NodeProcess node(f.dir.path() + "/data",
@@ -161,9 +161,13 @@ TEST_CASE("a reader that stops reading is cut off at its send-queue bound; write
   CHECK(fault->topic == 0);
   CHECK(fault->reason == "limit");
   CHECK(!read->ended());
+  const admin::HttpReply metrics =
+      admin::HttpRequest(node.admin_url(), "GET", "/metrics", "", "", std::chrono::seconds(5));
+  CHECK_THAT(metrics.body,
+             Catch::Contains("aweft_faults_total{reason=\"limit\",origin=\"local\"} 1"));
 }
 
-TEST_CASE("a peer that answers no ping is closed after the idle timeout; a live one stays",
+TEST_CASE("a peer that answers no ping is closed after the idle timeout, and a live one stays",
           "[node][process][limits]") {
   Fixture f;
   NodeProcess node(f.dir.path() + "/data",
@@ -177,7 +181,7 @@ TEST_CASE("a peer that answers no ping is closed after the idle timeout; a live 
   RunUntil(
       f.io, [] { return false; }, std::chrono::seconds(5));
   CHECK_FALSE(live_closed);
-  CHECK(node.Drain().find("reason=\"idle: nothing arrived for 2 s") != std::string::npos);
+  CHECK_THAT(node.Drain(), Catch::Contains("reason=\"closed: idle: nothing arrived for 2 s"));
   silent.ReadToEnd();  // Ends: the node closed it.
 }
 
