@@ -10,7 +10,7 @@
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/deps.sh scripts/
-RUN scripts/deps.sh && rm -rf /var/lib/apt/lists/*
+RUN scripts/deps.sh run && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN AWEFT_BUILD_DIR=/build scripts/build.sh -DAWEFT_TESTS=OFF -DAWEFT_BENCHMARKS=OFF \
  && cmake --install /build --prefix /opt/aweft --strip
@@ -18,8 +18,8 @@ RUN AWEFT_BUILD_DIR=/build scripts/build.sh -DAWEFT_TESTS=OFF -DAWEFT_BENCHMARKS
 FROM debian:12-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libboost-json1.81.0 libbz2-1.0 libfmt9 liblz4-1 libsnappy1v5 libspdlog1.10 \
-      libtomlplusplus3 libzstd1 zlib1g \
+      libboost-json1.81.0 libboost-url1.81.0 libbz2-1.0 libfmt9 liblz4-1 libsnappy1v5 \
+      libspdlog1.10 libssl3 libtomlplusplus3 libzstd1 zlib1g \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/aweft/bin/aweft-node /opt/aweft/bin/aweftctl /usr/local/bin/
 RUN useradd --system --home-dir /var/lib/aweft aweft \

@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <cstdlib>
 #include <sstream>
 
 namespace aweft::node {
@@ -115,6 +116,11 @@ void Apply(const toml::table& root, Config& config) {
       bool known = false;
       for (const char* level : kLevels) known = known || config.log_level == level;
       if (!known) Bad(key, "must be one of trace, debug, info, warn, error");
+    } else if (key == "log_format") {
+      config.log_format = Text(value, key);
+      if (config.log_format != "text" && config.log_format != "json") {
+        Bad(key, "must be text or json (not \"" + config.log_format + "\")");
+      }
     } else if (key == "node_id") {
       config.node_id = Text(value, key);
     } else if (key == "threads") {
@@ -256,6 +262,7 @@ http://127.0.0.1:7421/.
   --admin HOST:PORT    admin HTTP endpoint, or off        (admin)
   --admin-token TOKEN  bearer token the admin endpoint wants (admin_token)
   --log-level LEVEL    trace, debug, info, warn, error    (log_level)
+  --log-format FORMAT  text (logfmt) or json              (log_format)
   --node-id ID         this node's id                     (node_id)
   --durability MODE    sync, wal or none                  (storage.durability)
   --threads N          threads: 1, or 1 + N-1 for sockets (threads)
@@ -267,6 +274,9 @@ http://127.0.0.1:7421/.
   --help, --version
 
 Flags apply after the file, in order. A bad key or value exits 2 naming it.
+Secrets may come from the environment instead, between the file and the
+flags: AWEFT_ADMIN_TOKEN (admin_token), AWEFT_TOKENS (tokens, as TOML:
+[{token="...", write=["*"]}]), AWEFT_TLS_KEY_FILE (tls.key_file).
 )";
 }
 
@@ -297,6 +307,22 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
     }
     return out + "\"";
   };
+  // Secrets from the environment, after the file and before the flags: so
+  // they need be in neither, and do not show in ps (docs/node.md "Settings").
+  struct FromEnvironment {
+    const char* variable;
+    const char* key;
+    bool toml;  // The value is TOML (a list of tables), not text.
+  };
+  for (const auto& [variable, key, toml] :
+       {FromEnvironment{"AWEFT_ADMIN_TOKEN", "admin_token", false},
+        FromEnvironment{"AWEFT_TOKENS", "tokens", true},
+        FromEnvironment{"AWEFT_TLS_KEY_FILE", "tls.key_file", false}}) {
+    const char* value = std::getenv(variable);
+    if (!value || !*value) continue;
+    Apply(Parse(std::string(key) + " = " + (toml ? std::string(value) : quote(value)), variable),
+          config);
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--help" || flag == "-h") {
@@ -323,6 +349,8 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
       snippet = "admin_token = " + quote(value);
     else if (flag == "--log-level")
       snippet = "log_level = " + quote(value);
+    else if (flag == "--log-format")
+      snippet = "log_format = " + quote(value);
     else if (flag == "--node-id")
       snippet = "node_id = " + quote(value);
     else if (flag == "--durability")

@@ -71,9 +71,10 @@ struct Config {
   // any) that may open links. Empty: none when no tokens are configured,
   // any when they are (the token still decides). docs/node.md "Browsers".
   std::vector<std::string> allowed_origins;
-  std::string log_level = "info";  // log_level
-  std::string node_id;             // node_id: made once, kept in data
-  uint64_t threads = 1;            // threads: home + threads-1 shards (docs/node.md)
+  std::string log_level = "info";   // log_level
+  std::string log_format = "text";  // log_format: text (logfmt) or json
+  std::string node_id;              // node_id: made once, kept in data
+  uint64_t threads = 1;             // threads: home + threads-1 shards (docs/node.md)
 
   storage::Options storage;  // [storage]
 

@@ -2,9 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <string>
 #include <string_view>
 
 namespace aweft::node {
+
+// Sends the node's log to standard output at `level` (log_level) in
+// `format` (log_format: "text", logfmt lines, or "json", an object per
+// line), each line with an ISO 8601 time and its zone (docs/node.md "Logs").
+void SetUpLogging(const std::string& level, const std::string& format);
 
 // A value in a log line (docs/node.md "Logs"): written in double quotes, with
 // `"`, `\` and control characters escaped, so that no name, reason or message

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
 #include "node/config.h"
@@ -32,11 +33,18 @@ int main(int argc, char** argv) {
     std::cerr << "aweft-node: " << e.what() << "\n";
     return 2;
   }
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
-  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  aweft::node::SetUpLogging(config.log_level, config.log_format);
+  // A start that fails leaves no data directory it made behind.
+  std::error_code ec;
+  const bool had_data = std::filesystem::exists(config.data, ec);
+  bool started = false;
+  auto undo = [&] {
+    if (!started && !had_data) std::filesystem::remove_all(config.data, ec);
+  };
   try {
     boost::asio::io_context io;
     aweft::node::Node node(config, io);
+    started = true;
     // Scripts and tests read these lines to learn the ports: the admin
     // endpoint's first (when it is on), so that it is out once "listening" is.
     if (node.admin_port() != 0) {
@@ -58,10 +66,12 @@ int main(int argc, char** argv) {
     io.run();
     spdlog::info("event=stopped");
   } catch (const ConfigError& e) {
+    undo();
     std::cerr << "aweft-node: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    spdlog::critical("event=failure detail={}", aweft::node::Quoted{e.what()});
+    undo();
+    spdlog::error("event=failure detail={}", aweft::node::Quoted{e.what()});
     return EXIT_FAILURE;
   }
   return EXIT_SUCCESS;

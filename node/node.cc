@@ -1,14 +1,18 @@
 #include "node/node.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 #include <boost/system/system_error.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <latch>
 #include <mutex>
+#include <optional>
 
 #include "codec/commit.h"
 #include "codec/id.h"
@@ -43,6 +47,57 @@ std::string NodeId(const std::string& data, const std::string& configured) {
   return id;
 }
 
+[[noreturn]] void BadData(const std::string& data, const std::string& what,
+                          const std::string& fix) {
+  throw ConfigError("config: 'data' is " + data + ", " + what + ". " + fix);
+}
+
+// The data directory, made if missing; a ConfigError naming `data` when it
+// cannot be (docs/node.md "Start-up errors").
+void PrepareData(const std::string& data) {
+  std::error_code ec;
+  if (std::filesystem::exists(data, ec) && !std::filesystem::is_directory(data, ec)) {
+    BadData(data, "which is not a directory", "Give --data a directory, new or empty.");
+  }
+  std::filesystem::create_directories(data, ec);
+  if (ec) {
+    BadData(data, "which cannot be made: " + ec.message(),
+            "Give --data a directory this user may create and write.");
+  }
+  if (::access(data.c_str(), W_OK | X_OK) != 0) {
+    BadData(data, std::string("which cannot be written: ") + std::strerror(errno),
+            "Give --data a directory this user may write, on a disk that takes writes.");
+  }
+}
+
+// The store in DATA/store; a ConfigError naming `data` for what the user
+// can fix: held by another process, not a store, or a newer version's.
+std::unique_ptr<storage::Store> OpenStore(const std::string& data,
+                                          const storage::Options& options) {
+  std::optional<codec::Result<storage::Store>> store;
+  try {
+    store.emplace(storage::Store::Open(data + "/store", options));
+  } catch (const storage::Failure& e) {
+    const std::string what = e.what();
+    if (what.find("lock file") != std::string::npos) {
+      BadData(data, "whose store another process holds open (another aweft-node?)",
+              "Stop that process, or give this node a data directory of its own.");
+    }
+    BadData(data, "whose store cannot be opened: " + what,
+            "If it is an aweft store, its files are damaged: restore them from a backup; else "
+            "give --data a new or empty directory.");
+  }
+  if (!*store) {
+    if ((*store).error().reason == Reason::kUnknownVersion) {
+      BadData(data, "whose store cannot be used: " + (*store).error().message,
+              "Give --data a new or empty directory, or run the aweft-node version that wrote it.");
+    }
+    BadData(data, "whose store cannot be opened: " + (*store).error().ToString(),
+            "Restore it from a backup, or give --data a new or empty directory.");
+  }
+  return std::make_unique<storage::Store>(std::move(**store));
+}
+
 }  // namespace
 
 Node::Node(Config config, asio::io_context& io)
@@ -53,19 +108,19 @@ Node::Node(Config config, asio::io_context& io)
                       ", not loopback, and no [[tokens]] are configured. Configure "
                       "tokens, or listen on 127.0.0.1.");
   }
-  std::filesystem::create_directories(config_.data);
-  config_.node_id = NodeId(config_.data, config_.node_id);
+  PrepareData(config_.data);
   config_.storage.sync_every_commit = false;  // One sync per turn, before forwarding.
   // A full or read-only disk: wait for it, refusing new writes meanwhile,
   // rather than stop. RocksDB's LOG would be on that disk: its warnings go
   // to the node's log instead.
   config_.storage.retry_failed_writes = true;
   config_.storage.rocksdb_log = [](const std::string& line) {
+    // A failed open is said once, by the start-up error.
+    if (line.find("DB::Open() failed") != std::string::npos) return;
     spdlog::warn("event=rocksdb detail={}", Quoted{line});
   };
-  auto store = storage::Store::Open(config_.data + "/store", config_.storage);
-  if (!store) throw storage::Failure(store.error().ToString());
-  store_ = std::make_unique<storage::Store>(std::move(*store));
+  store_ = OpenStore(config_.data, config_.storage);
+  config_.node_id = NodeId(config_.data, config_.node_id);
   link_scheduler_ = std::make_unique<DurableScheduler>(
       io.get_executor(), *store_, [this](uint64_t commits, std::chrono::duration<double> took) {
         meters_.sync_seconds.Observe(took.count());
@@ -122,10 +177,16 @@ Node::Node(Config config, asio::io_context& io)
       return {shard.io().get_executor(), &shard.scheduler()};
     };
   }
-  listener_ = std::make_unique<sync::WebSocketListener>(
-      io.get_executor(), channel_scheduler_, host, port,
-      [this](std::unique_ptr<sync::WebSocketChannel> channel) { Accept(std::move(channel)); },
-      options);
+  try {
+    listener_ = std::make_unique<sync::WebSocketListener>(
+        io.get_executor(), channel_scheduler_, host, port,
+        [this](std::unique_ptr<sync::WebSocketChannel> channel) { Accept(std::move(channel)); },
+        options);
+  } catch (const boost::system::system_error& e) {
+    throw ConfigError("config: 'listen' is " + config_.listen +
+                      ", which cannot be served: " + e.code().message() +
+                      ". Choose another address or port (port 0 picks a free one).");
+  }
   StartAdmin();
   spdlog::info("event=start node={} listen={}:{} admin={} data={} documents={} threads={}",
                config_.node_id, host, listener_->port(), admin_port(), config_.data,

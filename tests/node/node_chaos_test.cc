@@ -165,7 +165,7 @@ struct ChaosNode {
   int next = 0;  // The step of its next kill, or of its restart while down.
   int kills = 0;
   std::string log;   // Its last output (warnings and worse), for a failure.
-  int warnings = 0;  // Lines it logged at warning and above.
+  int warnings = 0;  // Lines it logged at warn and above.
   std::string died;  // Set when it ended without being killed.
 };
 
@@ -300,7 +300,7 @@ void DrainLog(ChaosNode& node) {
     const size_t end = std::min(more.find('\n', at), more.size());
     const std::string line = more.substr(at, end - at);
     const size_t level = line.find(' ') + 1;
-    for (const char* bad : {"warning ", "error ", "critical "}) {
+    for (const char* bad : {"warn ", "error "}) {
       if (level > 0 && line.compare(level, std::strlen(bad), bad) == 0) ++node.warnings;
     }
     at = end + 1;
@@ -659,7 +659,7 @@ TEST_CASE(
       "durable during the run (ledger); every insert on every node once, and each contended key "
       "one written value everywhere: %s\n",
       run.attempted(), run.contended(), ledger.size(), all ? "yes" : "NO");
-  std::printf("chaos: lines logged at warning and above: a %d, b %d, c %d\n", nodes[0].warnings,
+  std::printf("chaos: lines logged at warn and above: a %d, b %d, c %d\n", nodes[0].warnings,
               nodes[1].warnings, nodes[2].warnings);
   std::printf("chaos: plan: %s\n", run.events().c_str());
 }

@@ -173,12 +173,11 @@ TEST_CASE(
   }
   REQUIRE(mount(nullptr, disk.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) == 0);
   {
-    NodeProcess node(data);
-    CHECK_THROWS(node.Start());
-    const std::string said = node.Drain();
-    CHECK(WEXITSTATUS(node.Wait()) == 1);
-    INFO(said);
-    CHECK_THAT(said, Catch::Contains("event=failure") && Catch::Contains("Read-only file system"));
+    const Ran ran = RunNode(dir.path(), "--listen 127.0.0.1:0 --admin off --data " + data);
+    INFO(ran.err);
+    CHECK(ran.status == 2);
+    CHECK_THAT(ran.err, Catch::StartsWith("aweft-node: config: 'data' is " + data) &&
+                            Catch::Contains("Read-only file system"));
   }
   REQUIRE(mount(nullptr, disk.path.c_str(), nullptr, MS_REMOUNT, nullptr) == 0);
   NodeProcess node(data);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,23 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Runs aweft-node with `args` (shell words) to its end, writing its output
+// in `scratch`: its exit status, standard output and standard error.
+struct Ran {
+  int status;
+  std::string out, err;
+};
+inline Ran RunNode(const std::string& scratch, const std::string& args) {
+  const std::string out = scratch + "/out", err = scratch + "/err";
+  const int status =
+      std::system((std::string(AWEFT_NODE) + " " + args + " >" + out + " 2>" + err).c_str());
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  return {WEXITSTATUS(status), read(out), read(err)};
+}
 
 // One aweft-node process. Start() waits for its "listening" line, and
 // notes the admin endpoint's port from the line before it.

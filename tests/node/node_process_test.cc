@@ -2,10 +2,19 @@
 
 #include "tests/node/node_process.h"
 
+#include <algorithm>
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
 #include <string>
 
+#include "admin/http_client.h"
 #include "node/client.h"
 #include "node/log.h"
 #include "sync/snapshot.h"
@@ -294,6 +303,72 @@ TEST_CASE("a document name cannot forge keys in the node's log", "[node][process
   CHECK_THAT(log, !Catch::Contains("doc=\"evil\" event=failure"));
 }
 
+TEST_CASE("log lines carry an ISO 8601 time with its zone and the level as log_level spells it",
+          "[node][process][log]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data",
+                   {"--log-level", "info", "--set", "tokens=[{token=\"a-good-token\"}]"});
+  node.Start();
+  Client stranger(f.io, f.scheduler, node.url());  // No token: refused, at warn.
+  std::string log;
+  REQUIRE(RunUntil(f.io, [&] {
+    log += node.Drain();
+    return log.find("event=refused") != std::string::npos;
+  }));
+  INFO(log);
+  // 2026-12-07T05:43:11.688+00:00 info event=start ...
+  const std::regex line(
+      R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d (info|warn) event=\w+.*)");
+  std::istringstream lines(log);
+  int seen = 0;
+  for (std::string text; std::getline(lines, text);) {
+    if (text.find(" event=") == std::string::npos) continue;  // The port lines.
+    INFO(text);
+    CHECK(std::regex_match(text, line));
+    ++seen;
+  }
+  CHECK(seen >= 2);
+  CHECK_THAT(log, Catch::Contains(" warn event=refused"));
+}
+
+TEST_CASE("log_format json writes one object per line, and a hostile name stays one string",
+          "[node][process][log]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data", {"--log-level", "info", "--log-format", "json"});
+  node.Start();
+  Client client(f.io, f.scheduler, node.url());
+  Document doc(codec::Kind::kObject);
+  const std::string evil = "evil\" event=failure detail=\"disk \\gone";
+  Shared* shared = f.ShareOrFail(client, evil, &doc);
+  REQUIRE(RunUntil(f.io, [&] { return shared->ready(); }));
+  std::string log;
+  REQUIRE(RunUntil(f.io, [&] {
+    log += node.Drain();
+    return log.find("\"event\":\"share\"") != std::string::npos;
+  }));
+  INFO(log);
+  std::istringstream lines(log);
+  bool loaded = false;
+  for (std::string text; std::getline(lines, text);) {
+    if (text.rfind("aweft-node ", 0) == 0) continue;  // The port lines.
+    boost::system::error_code ec;
+    const boost::json::value line = boost::json::parse(text, ec);
+    INFO(text);
+    REQUIRE_FALSE(ec);
+    const boost::json::object& object = line.as_object();
+    CHECK(object.at("time").is_string());
+    CHECK(object.at("level").is_string());
+    CHECK(object.at("event") != "failure");
+    if (object.at("event") == "load") {
+      loaded = true;
+      CHECK(object.at("doc") == evil.c_str());
+      CHECK(object.at("created") == true);
+      CHECK_FALSE(object.contains("detail"));
+    }
+  }
+  CHECK(loaded);
+}
+
 TEST_CASE("SIGTERM shuts down gracefully and keeps what it stored", "[node][process]") {
   Fixture f;
   NodeProcess node(f.dir.path() + "/data");
@@ -442,6 +517,78 @@ TEST_CASE("without tokens the node will not listen beyond loopback", "[node][pro
   NodeProcess node(f.dir.path() + "/data", {"--listen", "0.0.0.0:0"});
   CHECK_THROWS(node.Start());
   CHECK(WEXITSTATUS(node.Wait()) == 2);
+}
+
+TEST_CASE("start-up errors exit 2 on stderr naming the key, and leave no data directory behind",
+          "[node][process][refusal]") {
+  Fixture f;
+  const std::string at = f.dir.path();
+  NodeProcess running(at + "/held");
+  running.Start();
+  std::ofstream(at + "/file") << "x";
+  std::filesystem::create_directories(at + "/other/store");
+  std::ofstream(at + "/other/store/readme.txt") << "not a store";
+  const std::string fresh = at + "/fresh";  // Made by the attempt, then removed.
+  const std::string loopback = "--listen 127.0.0.1:0 --admin 127.0.0.1:0 --data ";
+  struct Case {
+    std::string args, starts, says;
+  };
+  const Case cases[] = {
+      {loopback + at + "/file", "'data' is " + at + "/file", "which is not a directory"},
+      {loopback + at + "/file/sub", "'data' is " + at + "/file/sub", "cannot be made"},
+      {loopback + at + "/other", "'data' is " + at + "/other", "holds no aweft store"},
+      {loopback + at + "/held", "'data' is " + at + "/held", "another process holds open"},
+      {"--admin 127.0.0.1:0 --data " + fresh +
+           " --listen 127.0.0.1:" + std::to_string(running.port()),
+       "'listen' is 127.0.0.1:" + std::to_string(running.port()), "Address already in use"},
+      {"--listen 127.0.0.1:0 --data " + fresh +
+           " --admin 127.0.0.1:" + std::to_string(running.admin_port()),
+       "'admin' is 127.0.0.1:" + std::to_string(running.admin_port()), "Address already in use"},
+  };
+  for (const Case& c : cases) {
+    const Ran ran = RunNode(at, c.args);
+    INFO(c.args << "\nstdout: " << ran.out << "\nstderr: " << ran.err);
+    CHECK(ran.status == 2);
+    CHECK(ran.out.empty());
+    CHECK_THAT(ran.err, Catch::StartsWith("aweft-node: config: " + c.starts + ", "));
+    CHECK_THAT(ran.err, Catch::Contains(c.says));
+    CHECK(std::count(ran.err.begin(), ran.err.end(), '\n') == 1);  // One line.
+    CHECK_FALSE(std::filesystem::exists(fresh));
+  }
+  CHECK_FALSE(std::filesystem::exists(at + "/file/sub"));
+  CHECK(std::filesystem::exists(at + "/other/store/readme.txt"));  // Left as it was.
+}
+
+TEST_CASE("secrets come from the environment, and stay off the command line", "[node][process]") {
+  Fixture f;
+  setenv("AWEFT_ADMIN_TOKEN", "env-admin-secret", 1);
+  setenv("AWEFT_TOKENS", R"([{token="env-link-secret", write=["*"]}])", 1);
+  NodeProcess node(f.dir.path() + "/data");
+  node.Start();
+  unsetenv("AWEFT_ADMIN_TOKEN");
+  unsetenv("AWEFT_TOKENS");
+  auto ask = [&](const std::string& token) {
+    return admin::HttpRequest(node.admin_url(), "GET", "/v1/node", token, "",
+                              std::chrono::seconds(5))
+        .status;
+  };
+  CHECK(ask("") == 401);
+  CHECK(ask("env-admin-secret") == 200);
+  Client stranger(f.io, f.scheduler, node.url());
+  Client member(f.io, f.scheduler, node.url(), "env-link-secret");
+  Document doc(codec::Kind::kObject);
+  Shared* shared = f.ShareOrFail(member, "board", &doc);
+  REQUIRE(RunUntil(f.io, [&] { return shared->ready() && stranger.channel->ended(); }));
+  std::ifstream in("/proc/" + std::to_string(node.pid()) + "/cmdline");
+  const std::string command_line(std::istreambuf_iterator<char>(in), {});
+  CHECK(command_line.find("secret") == std::string::npos);
+
+  setenv("AWEFT_TOKENS", "[{token=", 1);  // Not TOML: named, exit 2.
+  const Ran ran =
+      RunNode(f.dir.path(), "--listen 127.0.0.1:0 --admin off --data " + f.dir.path() + "/other");
+  unsetenv("AWEFT_TOKENS");
+  CHECK(ran.status == 2);
+  CHECK_THAT(ran.err, Catch::Contains("AWEFT_TOKENS"));
 }
 
 TEST_CASE("a bad setting exits 2 naming it", "[node][process][refusal]") {
