@@ -306,6 +306,7 @@ Result<Store> Store::Open(const std::string& path, const Options& options) {
   std::filesystem::create_directories(path, made);
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
+  db_options.allow_fallocate = options.preallocate;
   // RocksDB does not resume by itself: a write that fails latches the store
   // (fail-stop) or is retried by WriteInTurn, which resumes it.
   db_options.max_bgerror_resume_count = 0;
