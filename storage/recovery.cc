@@ -44,6 +44,7 @@ Result<Store::Impl::Base> Store::Impl::LoadBase(std::string_view name, const Sto
     }
     base.document = std::move(*decoded);
     base.seq = *seq;
+    base.bytes = it->value().size();
   }
   if (base.seq < stored.head.floor) {
     // At the head, a missing snapshot is damage; below it, history gone.
@@ -105,6 +106,7 @@ Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
   if (latch) CheckLatch();
   Result<Base> base = LoadBase(name, stored, up_to, latch);
   if (!base) return base.error();
+  if (replayed) replayed->snapshot_bytes = base->bytes;
   if (auto replay =
           Replay(name, stored.meta.number, base->seq, up_to, *base->document, replayed, latch);
       !replay) {
@@ -115,7 +117,7 @@ Result<std::unique_ptr<sync::Document>> Store::Impl::Load(std::string_view name,
 
 Result<void> Store::Impl::AddSnapshot(std::string_view name, const format::Meta& meta,
                                       format::Head& head, rocksdb::WriteBatch& batch,
-                                      std::string* built) {
+                                      std::string* built, uint64_t* bytes) {
   if (head.head == head.snapshot) return {};
   // Built from what is stored, not from the open document: a watcher may
   // have written ahead of what the store has heard, and a snapshot that
@@ -131,6 +133,7 @@ Result<void> Store::Impl::AddSnapshot(std::string_view name, const format::Meta&
 
   format::Head next = head;
   next.snapshot = head.head;
+  if (bytes) *bytes = value.size();
   batch.Put(format::SnapshotKey(meta.number, next.snapshot), value);
   const uint64_t keep = options.history_commits;
   const uint64_t floor = next.snapshot > keep ? next.snapshot - keep : 0;
@@ -163,10 +166,10 @@ void Store::Impl::BuildSnapshots(Batch::Impl& batch) {
 }
 
 Result<void> Store::Impl::WriteSnapshot(std::string_view name, const format::Meta& meta,
-                                        format::Head& head) {
+                                        format::Head& head, uint64_t* bytes) {
   rocksdb::WriteBatch batch;
   format::Head next = head;
-  if (auto added = AddSnapshot(name, meta, next, batch); !added) return added;
+  if (auto added = AddSnapshot(name, meta, next, batch, nullptr, bytes); !added) return added;
   if (next.snapshot == head.snapshot) return {};
   batch.Put(format::HeadKey(meta.number), format::EncodeHead(next));
   Write(batch);

@@ -20,6 +20,9 @@ using codec::Refusal;
 
 namespace {
 
+// See SnapshotDue().
+constexpr uint64_t kLargeSnapshot = 8 << 20;
+
 // True when `path` holds nothing but what RocksDB writes before CURRENT
 // while it creates a database (its LOG, LOCK, IDENTITY, a first MANIFEST or
 // OPTIONS file): a creation cut short, by a kill say, that stored nothing.
@@ -253,7 +256,9 @@ void Store::Impl::Finish(Batch::Impl& batch) {
     if (built) ++snapshots_prepared;
     // A stored log that no longer replays means the disk returned other
     // bytes than were written, or a bug: stop, loudly.
-    if (auto added = AddSnapshot(name, document->meta, head, pending, built); !added) {
+    if (auto added =
+            AddSnapshot(name, document->meta, head, pending, built, &document->snapshot_bytes);
+        !added) {
       failure = "cannot take a snapshot: " + added.error().ToString();
       throw Failure(*failure);
     }
@@ -268,6 +273,14 @@ void Store::Impl::Finish(Batch::Impl& batch) {
 bool Store::Impl::SnapshotDue(const Loaded& document) const {
   const uint64_t commits = options.snapshot_every_commits;
   const uint64_t bytes = options.snapshot_every_bytes;
+  // A snapshot is a whole copy. After one over kLargeSnapshot, the next
+  // waits until the log since is at least as large: so a large document's
+  // snapshots write no more than its log does, and its disk use and write
+  // cost stay linear, not size x commits (docs/storage.md "Options").
+  if (document.snapshot_bytes > kLargeSnapshot &&
+      document.bytes_since_snapshot < document.snapshot_bytes) {
+    return false;
+  }
   return (commits > 0 && document.commits_since_snapshot >= commits) ||
          (bytes > 0 && document.bytes_since_snapshot >= bytes);
 }
@@ -379,6 +392,7 @@ Result<sync::Document*> Store::OpenDocument(std::string_view name, Kind kind_if_
     document->document = std::move(*loaded);
     document->commits_since_snapshot = replayed.commits;
     document->bytes_since_snapshot = replayed.bytes;
+    document->snapshot_bytes = replayed.snapshot_bytes;
   } else {
     document = impl_->Create(name, kind_if_new, root_if_new);
   }
@@ -446,7 +460,11 @@ Result<void> Store::Snapshot(std::string_view name) {
   if (!*found) return Refusal{Reason::kNoDocument, Named(name, "there is no such document")};
   Loaded* open = impl_->FindLoaded(name);
   format::Head& head = open ? open->head : (*found)->head;
-  if (auto written = impl_->WriteSnapshot(name, (*found)->meta, head); !written) return written;
+  uint64_t bytes = 0;
+  if (auto written = impl_->WriteSnapshot(name, (*found)->meta, head, &bytes); !written) {
+    return written;
+  }
+  if (open && bytes > 0) open->snapshot_bytes = bytes;
   if (open) open->commits_since_snapshot = open->bytes_since_snapshot = 0;
   return {};
 }

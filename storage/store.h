@@ -68,9 +68,12 @@ struct Options {
 
   // Let RocksDB preallocate its files (allow_fallocate): each WAL takes
   // 1.1 x the 64 MiB memtable on disk at once, so an empty store takes
-  // 75 MB. Syncs cost the same either way (benchmarks/RESULTS.md).
-  // Default: false.
-  bool preallocate = false;
+  // 75 MB. Kept on: without it a WAL append can meet a full disk, and
+  // RocksDB 7.8 then does not resume once space returns (the full-disk test
+  // in tests/node/node_disk_test.cc fails); with it the WAL's room is taken
+  // up front. Syncs cost the same either way (benchmarks/RESULTS.md).
+  // Default: true.
+  bool preallocate = true;
 
   // zstd level for snapshots (1 fastest .. 19 smallest).
   // Default: 3.

@@ -29,6 +29,7 @@ struct Store::Loaded {
   format::Head head;  // In memory: pending commits included.
   uint64_t commits_since_snapshot = 0;
   uint64_t bytes_since_snapshot = 0;
+  uint64_t snapshot_bytes = 0;  // The newest snapshot's size: see SnapshotDue().
   std::unique_ptr<sync::Document> document;
   uint64_t watch = 0;
   bool dirty = false;  // Has commits in `pending`.
@@ -44,6 +45,7 @@ struct Stored {
 struct Replayed {
   uint64_t commits = 0;
   uint64_t bytes = 0;
+  uint64_t snapshot_bytes = 0;  // The snapshot it started from.
 };
 
 // What one staged batch carries, and what Finish() needs of it.
@@ -154,6 +156,7 @@ struct Store::Impl {
   struct Base {
     std::unique_ptr<sync::Document> document;
     uint64_t seq = 0;
+    uint64_t bytes = 0;  // The snapshot's, stored.
   };
   Result<Base> LoadBase(std::string_view name, const Stored& stored, uint64_t up_to,
                         bool latch = true);
@@ -165,11 +168,14 @@ struct Store::Impl {
   // `head` the new snapshot and floor. REQUIRES: the log up to head.head is
   // stored. Nothing if the snapshot is at the head already. `built`, if
   // given, is that snapshot's value, built already (BuildSnapshots): taken.
+  // `bytes`, if given, hears the snapshot's size.
   Result<void> AddSnapshot(std::string_view name, const format::Meta& meta, format::Head& head,
-                           rocksdb::WriteBatch& batch, std::string* built = nullptr);
+                           rocksdb::WriteBatch& batch, std::string* built = nullptr,
+                           uint64_t* bytes = nullptr);
   // AddSnapshot() and the head record, written now. REQUIRES: nothing of it
   // pending.
-  Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta, format::Head& head);
+  Result<void> WriteSnapshot(std::string_view name, const format::Meta& meta, format::Head& head,
+                             uint64_t* bytes = nullptr);
 
   // --- history.cc
   // `name`'s meta and head (the open document's, if open); nullopt if there

@@ -131,9 +131,9 @@ TEST_CASE("a reader that stops reading is cut off at its send-queue bound, and w
   uint64_t peak_rss = 0;
   const std::string kCutOff = "reason=\"limit: more than 262144 bytes wait to be sent";
   std::string log;
-  std::thread reader;
   std::vector<codec::Frame> frames;
-  REQUIRE(RunUntil(
+  std::jthread reader;  // Joined on every way out: a failed REQUIRE too.
+  const bool done = RunUntil(
       f.io,
       [&] {
         for (int i = 0; i < 20 && written < 4000; ++i, ++written) {
@@ -145,12 +145,16 @@ TEST_CASE("a reader that stops reading is cut off at its send-queue bound, and w
         // gives its fault to get through.
         log += node.Drain();
         if (!reader.joinable() && log.find(kCutOff) != std::string::npos) {
-          reader = std::thread([&] { frames = stalled.ReadToEnd(); });
+          reader = std::jthread([&] { frames = stalled.ReadToEnd(std::chrono::seconds(20)); });
         }
         const codec::Value* last = read->document()->root().Get("k99");
         return written == 4000 && last && *last == codec::Value(value + "3999");
       },
-      std::chrono::seconds(30)));
+      std::chrono::seconds(60));
+  INFO("written " << written << ", cut off " << reader.joinable() << ", fast reader has k99 "
+                  << (read->document()->root().Get("k99") != nullptr) << ", ended "
+                  << read->ended());
+  REQUIRE(done);
   // The fast reader got everything; the stalled one was let go, and
   // reading again it finds the fault that says why.
   REQUIRE(reader.joinable());

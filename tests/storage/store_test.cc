@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -147,6 +148,32 @@ TEST_CASE("an open store with one document is small on disk, 70 MB when prealloc
       CHECK(bytes < 1'000'000);
     }
   }
+}
+
+TEST_CASE("a large document is snapshotted no more often than its log grows by its size",
+          "[storage]") {
+  TempDir dir;
+  Options options;
+  options.snapshot_every_bytes = 1 << 20;
+  {
+    Store store = OpenStore(dir.path(), options);
+    sync::Document& large = OpenDoc(store, "large");
+    std::mt19937_64 random(11);
+    for (int i = 0; i < 40; ++i) {  // 20 MiB that do not compress, 512 KiB a commit.
+      codec::Bytes value{std::string(512 << 10, '\0')};
+      for (char& byte : value.data) byte = static_cast<char>(random());
+      REQUIRE(large.Set(large.root(), "k" + std::to_string(i), std::move(value)));
+    }
+    // Every 1 MiB of log up to 8 MiB of document (8 snapshots), then only
+    // once the log since the last one is as large as it: at 16 MiB. Every
+    // 1 MiB throughout would be 20.
+    const uint64_t written = store.Stats().snapshots_written;
+    INFO(written << " snapshots");
+    CHECK(written >= 8);
+    CHECK(written <= 10);
+  }
+  Store store = OpenStore(dir.path(), options);  // It reopens whole.
+  CHECK(OpenDoc(store, "large").root().size() == 40);
 }
 
 TEST_CASE("a new name gets a fresh root, and reopening finds the same root", "[storage]") {
