@@ -363,8 +363,9 @@ Store::Impl::~Impl() {
   try {
     if (!failure) {
       Finish(*Stage());
-      // Without a WAL, only a flushed memtable is on disk.
-      if (options.durability == Durability::kNone) Check(db->Flush(rocksdb::FlushOptions()));
+      // Without a WAL, only a flushed memtable is on disk; with one, a
+      // flushed memtable is not replayed from it at the next open.
+      Check(db->Flush(rocksdb::FlushOptions()));
     }
   } catch (const std::exception& e) {
     std::cerr << "storage: closing the store: " << e.what() << "\n";
