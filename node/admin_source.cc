@@ -26,9 +26,7 @@ json::object InOut(uint64_t in, uint64_t out) { return {{"in", in}, {"out", out}
 std::string Masked(const std::string& secret) { return secret.empty() ? "" : "********"; }
 
 json::array Texts(const std::vector<std::string>& texts) {
-  json::array out;
-  for (const auto& text : texts) out.emplace_back(text);
-  return out;
+  return json::array(texts.begin(), texts.end());
 }
 
 }  // namespace
@@ -149,7 +147,10 @@ json::object NodeAdmin::Config() const {
       {"listen", c.listen},
       {"admin", c.admin},
       {"admin_token", Masked(c.admin_token)},
+      {"admin_hosts", Texts(c.admin_hosts)},
+      {"allowed_origins", Texts(c.allowed_origins)},
       {"log_level", c.log_level},
+      {"log_format", c.log_format},
       {"node_id", c.node_id},
       {"threads", c.threads},
       {"storage", json::object{{"durability", durability},

@@ -47,8 +47,15 @@ Usage:
                                              metadata, to FILE ("-": stdout)
   aweftctl import FILE [--name NAME]         create a document from an export
   aweftctl snapshot NAME                     write a snapshot now
+  aweftctl delete NAME                       delete a document (a node
+                                             refuses one a link shares)
   aweftctl stats                             the node's metrics (or the
                                              store's figures, offline)
+  aweftctl links                             a node's links (--node only)
+  aweftctl node                              a node's id, version, uptime
+                                             and upstreams (--node only)
+  aweftctl health                            exit 0 when the node is ready,
+                                             1 saying which check fails
   aweftctl --help | --version
 
 Where the documents are (document commands):

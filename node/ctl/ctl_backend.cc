@@ -47,6 +47,10 @@ class OnlineBackend : public Backend {
     return Call("POST", Doc(name) + "/snapshot");
   }
   Answer Stats() override;
+  Answer Remove(const std::string& name) override {
+    return Call("DELETE", Doc(name) + "?confirm=" + admin::PathEncode(name));
+  }
+  Answer Get(const std::string& route) { return Call("GET", route); }
 
  private:
   static std::string Doc(const std::string& name) {
@@ -199,6 +203,11 @@ class OfflineBackend : public Backend {
     return out;
   }
 
+  Answer Remove(const std::string& name) override {
+    if (auto removed = store_.Remove(name); !removed) return removed.error();
+    return json::object{{"name", name}, {"removed", true}};
+  }
+
   Answer Snapshot(const std::string& name) override {
     if (auto taken = store_.Snapshot(name); !taken) return taken.error();
     auto info = store_.Info(name);
@@ -248,6 +257,10 @@ std::unique_ptr<Backend> Offline(const std::string& data) {
     throw Unreachable("cannot open " + path +
                       " (a running node holds it? then use --node): " + e.what());
   }
+}
+
+Answer AskNode(const std::string& url, const std::string& token, const std::string& route) {
+  return OnlineBackend(url, token).Get(route);
 }
 
 }  // namespace aweft::node::ctl

@@ -33,7 +33,13 @@ class Backend {
   virtual admin::Answer Snapshot(const std::string& name) = 0;
   // {"aweft_name{labels}": value, ...}
   virtual admin::Answer Stats() = 0;
+  // {"name", "removed": true}
+  virtual admin::Answer Remove(const std::string& name) = 0;
 };
+
+// A running node's own routes (/v1/links, /v1/node, /ready): the JSON it
+// answers, or its problem. Throws Unreachable as Online's calls do.
+admin::Answer AskNode(const std::string& url, const std::string& token, const std::string& route);
 
 // Talks to `url` ("http://host:port") with `token` when not empty.
 std::unique_ptr<Backend> Online(const std::string& url, const std::string& token);

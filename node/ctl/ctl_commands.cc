@@ -41,8 +41,13 @@ struct Options {
 
 // How many positional arguments each command takes.
 const std::map<std::string, size_t, std::less<>> kArity{
-    {"docs", 0},   {"show", 1},     {"history", 1}, {"export", 2},
-    {"import", 1}, {"snapshot", 1}, {"stats", 0}};
+    {"docs", 0},  {"show", 1},   {"history", 1}, {"export", 2}, {"import", 1}, {"snapshot", 1},
+    {"stats", 0}, {"delete", 1}, {"links", 0},   {"node", 0},   {"health", 0}};
+
+// The commands only a running node answers.
+bool NodeOnly(std::string_view command) {
+  return command == "links" || command == "node" || command == "health";
+}
 
 Options Parse(const std::vector<std::string_view>& args) {
   Options options;
@@ -79,6 +84,16 @@ Options Parse(const std::vector<std::string_view>& args) {
     throw UsageError("--node and --data cannot be combined");
   }
   if (options.node.empty() && options.data.empty()) options.node = "http://127.0.0.1:7421";
+  if (!options.node.empty() && options.node.rfind("http://", 0) != 0 &&
+      options.node.rfind("https://", 0) != 0) {
+    throw UsageError(
+        "--node takes the admin endpoint's URL, http://HOST:PORT or https://..., "
+        "not '" +
+        options.node + "'");
+  }
+  if (NodeOnly(options.command) && !options.data.empty()) {
+    throw UsageError("'" + options.command + "' asks a running node: give --node, not --data");
+  }
   return options;
 }
 
@@ -336,8 +351,54 @@ int Stats(Backend& backend, const Options& options) {
   return kExitOk;
 }
 
+int Delete(Backend& backend, const Options& options) {
+  const std::string& name = options.positional[0];
+  admin::Answer removed = backend.Remove(name);
+  if (!removed) return Refused(removed.error(), options);
+  if (options.json)
+    std::cout << codec::WriteJson(*removed) << "\n";
+  else
+    std::cout << "deleted " << name << "\n";
+  return kExitOk;
+}
+
+// links, node, health: a running node's own answers.
+int AskNode(const Options& options) {
+  const std::string route = options.command == "links"  ? "/v1/links"
+                            : options.command == "node" ? "/v1/node"
+                                                        : "/ready";
+  admin::Answer answer = ctl::AskNode(options.node, options.token, route);
+  if (!answer) return Refused(answer.error(), options);  // health: not-ready, exit 1.
+  if (options.json) {
+    std::cout << codec::WriteJson(*answer) << "\n";
+    return kExitOk;
+  }
+  const json::object& o = answer->as_object();
+  if (options.command == "health") {
+    std::cout << "ready\n";
+  } else if (options.command == "node") {
+    std::cout << Text(o.at("id")) << " " << Text(o.at("version")) << ", up "
+              << Text(o.at("uptime_seconds")) << " s, serving " << Text(o.at("listen")) << "\n";
+    for (const auto& up : o.at("upstreams").as_array()) {
+      std::cout << "upstream " << Text(up.at("url"))
+                << (up.at("connected").as_bool() ? " connected" : " not connected")
+                << (up.at("cycle").as_bool() ? " (refused: a cycle)" : "") << "\n";
+    }
+  } else {
+    for (const auto& link : o.at("links").as_array()) {
+      const json::object& l = link.as_object();
+      std::cout << Text(l.at("id")) << "\t" << Text(l.at("kind")) << "\t" << Text(l.at("remote"))
+                << "\t" << l.at("topics").as_array().size() << " topic(s)\tin "
+                << Text(l.at("bytes").at("in")) << " B\tout " << Text(l.at("bytes").at("out"))
+                << " B\n";
+    }
+  }
+  return kExitOk;
+}
+
 int Dispatch(Backend& backend, const Options& options) {
   const std::string& c = options.command;
+  if (c == "delete") return Delete(backend, options);
   if (c == "docs") return Docs(backend, options);
   if (c == "show") return Show(backend, options);
   if (c == "history") return History(backend, options);
@@ -357,6 +418,7 @@ int RunDocumentCommand(const std::vector<std::string_view>& args) {
     Number(options, "at");  // Checked before anything is reached.
     Number(options, "since");
     Number(options, "limit");  // not a reason: a flag
+    if (NodeOnly(options.command)) return AskNode(options);
     std::unique_ptr<Backend> backend =
         options.data.empty() ? Online(options.node, options.token) : Offline(options.data);
     return Dispatch(*backend, options);

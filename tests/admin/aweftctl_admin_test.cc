@@ -277,6 +277,51 @@ TEST_CASE("aweftctl's exit codes: refused 1, usage 2, unreachable 3",
 
   CHECK(Ctl(f.dir, {"docs", "--node", "http://127.0.0.1:1"}).status == 3);
   CHECK(Ctl(f.dir, {"docs", "--data", f.dir.path() + "/none"}).status == 3);
+  // A node without its scheme is a usage error, not an unreachable one.
+  Run schemeless =
+      Ctl(f.dir, {"docs", "--node", "127.0.0.1:" + std::to_string(f.node.admin_port())});
+  CHECK(schemeless.status == 2);
+  CHECK(schemeless.err.find("http://HOST:PORT") != std::string::npos);
+  CHECK(Ctl(f.dir, {"links", "--data", f.dir.path()}).status == 2);
+}
+
+TEST_CASE("aweftctl deletes, lists links, shows the node and says whether it is ready",
+          "[admin][aweftctl]") {
+  AdminFixture f;
+  Document doc(Kind::kObject);
+  Client& client = f.Share("notes", doc);
+  const std::string url = f.node.admin_url();
+
+  Run links = Ctl(f.dir, {"links", "--node", url, "--json"});
+  REQUIRE(links.status == 0);
+  CHECK(json::parse(links.out).at("links").as_array().size() == 1);
+  Run text = Ctl(f.dir, {"links", "--node", url});
+  CHECK(text.out.find("client") != std::string::npos);
+  CHECK(text.out.find("1 topic(s)") != std::string::npos);
+  Run node = Ctl(f.dir, {"node", "--node", url});
+  REQUIRE(node.status == 0);
+  CHECK(node.out.find("serving ws://127.0.0.1:") != std::string::npos);
+  Run health = Ctl(f.dir, {"health", "--node", url});
+  CHECK(health.status == 0);
+  CHECK(health.out == "ready\n");
+
+  // Shared now: the node refuses to delete it; once the link is gone, it does.
+  Run in_use = Ctl(f.dir, {"delete", "notes", "--node", url});
+  CHECK(in_use.status == 1);
+  CHECK(in_use.err.find("in-use") != std::string::npos);
+  client.channel->Close();
+  RunUntil(
+      f.io, [] { return false; }, std::chrono::milliseconds(200));
+  Run deleted = Ctl(f.dir, {"delete", "notes", "--node", url});
+  CHECK(deleted.status == 0);
+  CHECK(deleted.out == "deleted notes\n");
+  CHECK(Ctl(f.dir, {"show", "notes", "--node", url}).status == 1);
+
+  AdminFixture unready({"--upstream", "ws://127.0.0.1:1/"});  // Never up: not ready.
+  Run not_ready = Ctl(f.dir, {"health", "--node", unready.node.admin_url()});
+  CHECK(not_ready.status == 1);
+  CHECK(not_ready.err.find("not-ready") != std::string::npos);
+  CHECK(not_ready.err.find("ws://127.0.0.1:1/") != std::string::npos);
 }
 
 }  // namespace
