@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -200,18 +202,7 @@ HttpReply Parse(const std::string& raw) {
 }  // namespace
 
 std::string PathEncode(const std::string& text) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  return boost::urls::encode(text, boost::urls::unreserved_chars);
 }
 
 HttpReply HttpRequest(const std::string& base, const std::string& method, const std::string& target,

@@ -4,6 +4,8 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/json/array.hpp>
 #include <boost/url/parse.hpp>
+#include <boost/url/parse_query.hpp>
+#include <boost/url/pct_string_view.hpp>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -110,17 +112,13 @@ std::vector<std::string_view> Segments(std::string_view path) {
 using Query = std::map<std::string, std::string, std::less<>>;
 
 std::optional<Query> ParseQuery(std::string_view query) {
+  auto params = boost::urls::parse_query(query);
+  if (!params) return std::nullopt;
+  boost::urls::encoding_opts form;
+  form.space_as_plus = true;
   Query out;
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    const size_t eq = pair.find('=');
-    auto key = PercentDecode(pair.substr(0, eq), true);
-    auto value = PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
-    if (!key || !value) return std::nullopt;
-    if (!key->empty()) out[*key] = *value;
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
+  for (const auto& param : *params) {
+    if (!param.key.empty()) out[param.key.decode(form)] = param.value.decode(form);
   }
   return out;
 }
@@ -164,22 +162,11 @@ Response NotAllowed(std::string_view allow, const Request& request) {
 }  // namespace
 
 std::optional<std::string> PercentDecode(std::string_view text, bool form) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+' && form) {
-      out.push_back(' ');
-    } else if (text[i] != '%') {
-      out.push_back(text[i]);
-    } else {
-      unsigned value = 0;
-      if (i + 2 >= text.size()) return std::nullopt;
-      auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
-      if (ec != std::errc() || end != text.data() + i + 3) return std::nullopt;
-      out.push_back(static_cast<char>(value));
-      i += 2;
-    }
-  }
-  return out;
+  auto checked = boost::urls::make_pct_string_view(text);
+  if (!checked) return std::nullopt;
+  boost::urls::encoding_opts options;
+  options.space_as_plus = form;
+  return checked->decode(options);
 }
 
 Response ProblemResponse(const Problem& problem) {
@@ -248,7 +235,8 @@ Response Router::Route(const Request& request) {
   const std::optional<Query> query =
       ParseQuery(mark == std::string_view::npos ? "" : target.substr(mark + 1));
   if (!query)
-    return ProblemResponse(MakeProblem(Why::kBadParameter, "the query has a bad %-escape"));
+    return ProblemResponse(
+        MakeProblem(Why::kBadParameter, "the query does not parse (a bad %-escape?)"));
   const bool get = request.method == "GET" || request.method == "HEAD";
   if (path.size() == 1 && path[0] == "health") {
     if (!get) return NotAllowed("GET", request);
@@ -287,6 +275,7 @@ Response Router::Route(const Request& request) {
     const std::optional<std::string> name = PercentDecode(path[2], false);
     if (!name)
       return ProblemResponse(MakeProblem(Why::kBadParameter, "the name has a bad %-escape"));
+    if (auto bad = source_.CheckName(*name)) return ProblemResponse(MakeProblem(*bad));
     return Document(request, *name, path.size() == 4 ? path[3] : "", *query);
   }
   return ProblemResponse(MakeProblem(Why::kNoRoute, "nothing is served at " + std::string(where)));

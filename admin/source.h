@@ -41,6 +41,11 @@ class Source {
   virtual boost::json::object NodeInfo() = 0;
   // GET /v1/documents: {"documents": [...], "next": NAME|null}.
   virtual boost::json::object Documents(const DocumentQuery& query) = 0;
+  // Every /v1/documents/NAME route asks this first: a name the node could
+  // never hold is refused invalid-name (400), not looked up.
+  virtual std::optional<codec::Refusal> CheckName(std::string_view /*name*/) {
+    return std::nullopt;
+  }
   // GET /v1/documents/NAME[?at=SEQ]: the state as JSON, now or after `at`.
   virtual Answer State(std::string_view name, std::optional<uint64_t> at) = 0;
   // GET /v1/documents/NAME/commits: the commits after `since`, at most `limit`.

@@ -102,7 +102,7 @@ std::string_view Fix(Reason reason) {
     case Reason::kUnsupportedSimple:
       return "Write only false, true, null or a float64 as a simple value.";
     case Reason::kInvalidCommit:
-      return "Encode with EncodeCommit: the deltas, then at most a tag.";
+      return "Encode a commit as an array: the deltas, then at most a tag (codec/FORMAT.md).";
     case Reason::kEmptyCommit:
       return "Send nothing at all instead of a commit with no delta.";
     case Reason::kInvalidTag:
@@ -110,7 +110,7 @@ std::string_view Fix(Reason reason) {
     case Reason::kDuplicateSlot:
       return "Merge the deltas addressing one slot into one.";
     case Reason::kDeltasOutOfOrder:
-      return "Re-encode with EncodeCommit, which sorts the deltas.";
+      return "Sort the deltas by id, then ref, as the canonical encoding does (codec/FORMAT.md).";
     case Reason::kInvalidDelta:
       return "Write a delta as type, id, ref and, unless removing, value.";
     case Reason::kUnknownDeltaType:
@@ -158,7 +158,7 @@ std::string_view Fix(Reason reason) {
     case Reason::kSealed:
       return "Write outside the interceptor, once the commit has landed.";
     case Reason::kBadFrame:
-      return "Encode frames with EncodeFrame, which writes protocol v1.";
+      return "Send frames of protocol v1, as the reference sync package writes them.";
     case Reason::kNoDocument:
       return "Share the document from an end that holds it.";
     case Reason::kRootMismatch:

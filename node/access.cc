@@ -1,6 +1,7 @@
 #include "node/access.h"
 
 #include <boost/algorithm/string/predicate.hpp>
+#include <boost/url/parse_query.hpp>
 
 #include "admin/secret.h"
 
@@ -12,17 +13,14 @@ using codec::Refusal;
 
 std::string_view AddressOf(std::string_view remote) { return remote.substr(0, remote.rfind(':')); }
 
-// The value of `?token=` in a request target, or empty.
-std::string_view QueryToken(std::string_view target) {
+// The value of `?token=` in a request target, decoded; empty when none.
+std::string QueryToken(std::string_view target) {
   const size_t query = target.find('?');
   if (query == std::string_view::npos) return {};
-  std::string_view params = target.substr(query + 1);
-  while (!params.empty()) {
-    const size_t amp = params.find('&');
-    std::string_view param = params.substr(0, amp);
-    if (param.starts_with("token=")) return param.substr(6);
-    if (amp == std::string_view::npos) break;
-    params.remove_prefix(amp + 1);
+  auto params = boost::urls::parse_query(target.substr(query + 1));
+  if (!params) return {};
+  for (const auto& param : *params) {
+    if (param.key == "token") return param.value.decode();
   }
   return {};
 }
@@ -47,8 +45,8 @@ Access::Access(const std::vector<Token>& tokens, const std::vector<std::string>&
 codec::Result<const Token*> Access::Authenticate(
     const sync::TextChannel::Handshake& handshake) const {
   if (tokens_.empty()) return static_cast<const Token*>(nullptr);
-  const std::string_view bearer =
-      admin::BearerToken(handshake.authorization, QueryToken(handshake.target));
+  const std::string query_token = QueryToken(handshake.target);
+  const std::string_view bearer = admin::BearerToken(handshake.authorization, query_token);
   for (const Token& token : tokens_) {
     if (admin::SameSecret(bearer, token.secret)) return &token;
   }

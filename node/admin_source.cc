@@ -6,6 +6,7 @@
 #include "node/json/commit_json.h"
 #include "node/json/document_json.h"
 #include "node/node.h"
+#include "storage/format.h"
 #include "sync/snapshot.h"
 
 namespace aweft::node {
@@ -15,13 +16,11 @@ namespace json = boost::json;
 using codec::Reason;
 using codec::Refusal;
 
-// Store write latency buckets: 100 µs .. 2.5 s.
-const std::vector<double> kSyncSeconds{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                       0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
-// Commits per sync: 1 .. 4096.
-const std::vector<double> kSyncCommits{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
-
 json::object InOut(uint64_t in, uint64_t out) { return {{"in", in}, {"out", out}}; }
+
+Refusal NotHeld(std::string_view name) {
+  return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
+}
 
 std::string Masked(const std::string& secret) { return secret.empty() ? "" : "********"; }
 
@@ -35,71 +34,6 @@ void AddTraffic(sync::TextChannel::Traffic& total, const sync::TextChannel::Traf
   total.bytes_in += more.bytes_in;
   total.bytes_out += more.bytes_out;
 }
-
-NodeMetrics::NodeMetrics(admin::Metrics& m)
-    : commits(m.Counter("aweft_commits_total", "Commits received (in) and sent (out) over links.",
-                        {"direction"})),
-      frames(m.Counter("aweft_frames_total", "Link frames received (in) and sent (out).",
-                       {"direction"})),
-      bytes(m.Counter("aweft_bytes_total",
-                      "WebSocket message bytes received (in) and written (out) on links.",
-                      {"direction"})),
-      refusals(m.Counter("aweft_refusals_total",
-                         "Reasons commits were refused: by this node (origin=local) or by the "
-                         "other end of a link (origin=remote).",
-                         {"reason", "origin"})),
-      checks(m.Counter("aweft_divergence_checks_total",
-                       "Times this node asked a link's other end for its state, after a commit "
-                       "that may have crossed one of this node's on the same slot, or a refusal.")),
-      healed(m.Counter("aweft_divergence_healed_total",
-                       "Divergences found and healed: a check found the other end's state "
-                       "differed and sent the commit that moves it here (by=\"correction\": "
-                       "a client or a node below; by=\"replica\": a shard's replica).",
-                       {"by"})),
-      faults(m.Counter("aweft_faults_total",
-                       "Topics or connections ended with a reason: by this node (origin=local) "
-                       "or told by the other end or the channel (origin=remote).",
-                       {"reason", "origin"})),
-      connections(m.Counter("aweft_connections_total", "WebSocket connections accepted.")),
-      links(
-          m.Gauge("aweft_links_open", "Links open now, by kind (client or peer node).", {"kind"})),
-      loaded(m.Gauge("aweft_documents_loaded", "Documents loaded in memory now.")),
-      stored(m.Gauge("aweft_documents_stored", "Documents in the store.")),
-      stalled(m.Gauge("aweft_storage_stalled",
-                      "1 while the disk fails writes and they are retried, else 0.")),
-      sync_seconds(m.Histogram("aweft_store_sync_duration_seconds",
-                               "Time to write and sync one batch of commits (group commit), "
-                               "snapshots it triggers included.",
-                               kSyncSeconds)),
-      sync_commits(m.Histogram("aweft_store_sync_batch_commits",
-                               "Commits written by one sync (the group-commit batch size).",
-                               kSyncCommits)),
-      store_commits(m.Counter("aweft_store_commits_written_total",
-                              "Commits written to the store since the node started.")),
-      store_syncs(m.Counter("aweft_store_batches_written_total",
-                            "Batches of commits written (one fsync each in sync mode).")),
-      snapshots(m.Counter("aweft_store_snapshots_total",
-                          "Snapshots written since the node started (by count, size or asked).")),
-      replicas(m.Gauge("aweft_replicas",
-                       "Documents replicated on shard threads now (--threads above 1), "
-                       "one per document per shard.")),
-      rocksdb(m.Gauge("aweft_rocksdb_live_sst_bytes", "RocksDB: size of the live SST files.")),
-      rocksdb_memtable(m.Gauge("aweft_rocksdb_memtable_bytes", "RocksDB: size of all memtables.")),
-      rocksdb_keys(m.Gauge("aweft_rocksdb_estimated_keys", "RocksDB: estimated number of keys.")),
-      rocksdb_pending_compaction(m.Gauge("aweft_rocksdb_pending_compaction_bytes",
-                                         "RocksDB: estimated bytes compaction must rewrite.")),
-      rocksdb_compactions(
-          m.Gauge("aweft_rocksdb_running_compactions", "RocksDB: compactions running now.")),
-      rocksdb_flushes(m.Gauge("aweft_rocksdb_running_flushes", "RocksDB: flushes running now.")),
-      rocksdb_level0(m.Gauge("aweft_rocksdb_level0_files",
-                             "RocksDB: SST files at level 0 (many stall writes).")),
-      rocksdb_errors(m.Gauge("aweft_rocksdb_background_errors",
-                             "RocksDB: background errors since it opened.")),
-      rocksdb_readers(m.Gauge("aweft_rocksdb_table_readers_bytes",
-                              "RocksDB: memory held by table readers (indexes, filters).")),
-      info(m.Gauge("aweft_node_info", "Always 1; the labels name the node and its version.",
-                   {"node", "version"})),
-      uptime(m.Gauge("aweft_uptime_seconds", "Seconds since the node started.")) {}
 
 std::vector<admin::Check> NodeAdmin::Readiness() {
   std::vector<admin::Check> checks;
@@ -228,10 +162,13 @@ json::object NodeAdmin::Documents(const admin::DocumentQuery& query) {
   return {{"documents", std::move(documents)}, {"next", std::move(next)}};
 }
 
+std::optional<codec::Refusal> NodeAdmin::CheckName(std::string_view name) {
+  if (auto checked = storage::format::CheckName(name); !checked) return checked.error();
+  return std::nullopt;
+}
+
 admin::Answer NodeAdmin::State(std::string_view name, std::optional<uint64_t> at) {
-  if (!node_.store().Info(name)) {
-    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
-  }
+  if (!node_.store().Info(name)) return NotHeld(name);
   const uint64_t head = node_.store().Head(name);
   json::object out{{"name", name}};
   const Hub::Loaded* loaded = node_.hub().Find(name);
@@ -252,8 +189,7 @@ admin::Answer NodeAdmin::State(std::string_view name, std::optional<uint64_t> at
 
 admin::Answer NodeAdmin::Commits(std::string_view name, uint64_t since, size_t limit) {
   auto info = node_.store().Info(name);
-  if (!info)
-    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
+  if (!info) return NotHeld(name);
   auto entries = node_.store().Since(name, since, limit);
   if (!entries) return entries.error();
   json::array commits;
@@ -274,9 +210,7 @@ admin::Answer NodeAdmin::Commits(std::string_view name, uint64_t since, size_t l
 }
 
 admin::Answer NodeAdmin::Export(std::string_view name) {
-  if (!node_.store().Info(name)) {
-    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
-  }
+  if (!node_.store().Info(name)) return NotHeld(name);
   const uint64_t head = node_.store().Head(name);
   if (const Hub::Loaded* loaded = node_.hub().Find(name)) {
     return ExportToJson(name, *loaded->document, head);
@@ -313,8 +247,7 @@ admin::Answer NodeAdmin::Snapshot(std::string_view name) {
   if (auto why = node_.hub().Unavailable()) return Refusal{Reason::kUnavailable, *why};
   if (auto taken = node_.store().Snapshot(name); !taken) return taken.error();
   auto info = node_.store().Info(name);
-  if (!info)
-    return Refusal{Reason::kNoDocument, "this node holds no \"" + std::string(name) + "\""};
+  if (!info) return NotHeld(name);
   return json::object{{"name", name}, {"snapshot", info->snapshot}, {"head", info->head}};
 }
 
@@ -390,6 +323,7 @@ json::object NodeAdmin::Links() {
 
 void NodeAdmin::CollectMetrics() {
   NodeMetrics& m = node_.meters();
+  m.CollectProcess();
   sync::Link::Stats link = m.retired_link;
   sync::TextChannel::Traffic traffic = m.retired_traffic;
   uint64_t clients = 0, peers = 0;

@@ -27,6 +27,7 @@ struct NodeMetrics {
   admin::Family& checks;         // aweft_divergence_checks_total
   admin::Family& healed;         // aweft_divergence_healed_total{by}
   admin::Family& faults;         // aweft_faults_total{reason,origin}
+  admin::Family& ended;          // aweft_topics_ended_total{reason}: closed, left
   admin::Family& connections;    // aweft_connections_total
   admin::Family& links;          // aweft_links_open{kind}
   admin::Family& loaded;         // aweft_documents_loaded
@@ -49,6 +50,22 @@ struct NodeMetrics {
   admin::Family& rocksdb_readers;
   admin::Family& info;    // aweft_node_info{node,version}
   admin::Family& uptime;  // aweft_uptime_seconds
+  // The process's, under Prometheus' standard names: process_cpu_seconds_total,
+  // process_resident_memory_bytes, process_open_fds, process_max_fds,
+  // process_start_time_seconds. Set by CollectProcess().
+  admin::Family& cpu;
+  admin::Family& resident;
+  admin::Family& open_fds;
+  admin::Family& max_fds;
+  admin::Family& start_time;
+  const double started_unix;  // When the metrics were made: the process's start, near enough.
+
+  // A topic the other end or the channel ended for `reason`: closed (its
+  // connection ended) and left are churn, counted in `ended`; any other
+  // reason is a fault, from `origin`.
+  void TopicEnded(const std::string& reason, const std::string& origin);
+  // Brings the process_* figures up to date (Linux: getrusage, /proc/self).
+  void CollectProcess();
 
   // Link counters of connections that have ended, so the totals only grow.
   sync::Link::Stats retired_link;
@@ -71,6 +88,7 @@ class NodeAdmin : public admin::Source {
   admin::Answer Import(std::string_view name, const boost::json::value& exported) override;
   admin::Answer Snapshot(std::string_view name) override;
   admin::Answer Remove(std::string_view name) override;
+  std::optional<codec::Refusal> CheckName(std::string_view name) override;
   boost::json::object Links() override;
   void CollectMetrics() override;
 

@@ -282,7 +282,7 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
     };
   }
   handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
-    node_.meters.faults.Add(1, {reason, "remote"});
+    node_.meters.TopicEnded(reason, "remote");
     spdlog::info("event=end doc={} peer={} reason={}", Quoted{name}, c.remote, Quoted{reason});
     if (c.shared.erase(name)) documents_->Release(name);
   };

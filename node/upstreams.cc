@@ -115,7 +115,7 @@ void Upstreams::Share(const std::string& name, sync::Document& document,
     if (on_refused_ && refused.commit) on_refused_(name, *refused.commit, refused.reasons);
   };
   handlers.fault = [this](const std::string& reason, const std::string&) {
-    meters_.faults.Add(1, {reason, "remote"});
+    meters_.TopicEnded(reason, "remote");
   };
   handlers.ready = [ready = std::move(ready)](sync::Document&) {
     if (ready) ready();

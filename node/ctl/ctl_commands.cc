@@ -305,15 +305,19 @@ int Import(Backend& backend, const Options& options) {
   }
   json::error_code ec;
   json::value exported = codec::ParseJson(text, ec);
-  if (ec || !exported.is_object() || !exported.as_object().contains("name") ||
-      !exported.at("name").is_string()) {
-    return Refused(admin::MakeProblem(codec::Refusal{codec::Reason::kInvalidCommit,
-                                                     "'" + file + "' is not an aweftctl export"},
-                                      400),
-                   options);
-  }
   std::string name = Value(options, "name");
-  if (name.empty()) name = std::string(exported.at("name").as_string());
+  const json::value* named =
+      !ec && exported.is_object() ? exported.as_object().if_contains("name") : nullptr;
+  if (ec || !exported.is_object() || (name.empty() && (!named || !named->is_string()))) {
+    return Refused(
+        admin::MakeProblem(codec::Refusal{codec::Reason::kInvalidCommit,
+                                          "'" + file +
+                                              "' is not an aweftctl export naming its "
+                                              "document (give --name for one that does not)"},
+                           400),
+        options);
+  }
+  if (name.empty()) name = std::string(named->as_string());
   Progress progress("importing", options.json);
   progress.Update(0, 1);
   admin::Answer imported = backend.Import(name, exported);
@@ -382,7 +386,8 @@ int AskNode(const Options& options) {
     for (const auto& up : o.at("upstreams").as_array()) {
       std::cout << "upstream " << Text(up.at("url"))
                 << (up.at("connected").as_bool() ? " connected" : " not connected")
-                << (up.at("cycle").as_bool() ? " (refused: a cycle)" : "") << "\n";
+                << (up.at("cycle").as_bool() ? " (refused: a cycle)" : "")  // not a reason: a field
+                << "\n";
     }
   } else {
     for (const auto& link : o.at("links").as_array()) {

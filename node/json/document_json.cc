@@ -87,9 +87,11 @@ codec::Result<Exported> ExportFromJson(const json::value& json) {
   if (!object) return object.error();
   const json::object& in = **object;
   Exported out;
-  auto name = detail::TextAt(in, "name", Reason::kInvalidCommit, "export");
-  if (!name) return name.error();
-  out.name = std::string(*name);
+  if (in.contains("name")) {  // Optional: an import names the document itself.
+    auto name = detail::TextAt(in, "name", Reason::kInvalidCommit, "export");
+    if (!name) return name.error();
+    out.name = std::string(*name);
+  }
   auto root_text = detail::TextAt(in, "root", Reason::kInvalidId, "export");
   if (!root_text) return root_text.error();
   auto root = codec::IdFromText(*root_text);

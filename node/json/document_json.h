@@ -36,7 +36,7 @@ boost::json::object ExportToJson(std::string_view name, const sync::Document& do
 // What ExportToJson wrote, read back and checked: the commit decodes and
 // builds a document under that root.
 struct Exported {
-  std::string name;
+  std::string name;  // Empty when the export names none (it is optional).
   codec::Id root;
   codec::Kind kind = codec::Kind::kObject;
   uint64_t head = 0;

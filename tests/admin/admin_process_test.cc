@@ -395,6 +395,25 @@ TEST_CASE("/metrics is valid exposition format and its counters move with commit
   std::vector<Sample> last = scrape();
   CHECK(SampleValue(last, "aweft_faults_total", "reason=\"no-document\",origin=\"local\"") == 1);
   CHECK(SampleValue(last, "aweft_store_snapshots_total") == 1);
+
+  // The process, under Prometheus' standard names.
+  CHECK(SampleValue(last, "process_cpu_seconds_total") > 0);
+  CHECK(SampleValue(last, "process_resident_memory_bytes") > 1e6);
+  CHECK(SampleValue(last, "process_open_fds") > 3);
+  CHECK(SampleValue(last, "process_max_fds") >= SampleValue(last, "process_open_fds"));
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  CHECK(SampleValue(last, "process_start_time_seconds") > now - 600);
+  CHECK(SampleValue(last, "process_start_time_seconds") <= now);
+
+  // A client that goes is churn, not a fault.
+  reader.channel->Close();
+  std::vector<Sample> gone;
+  REQUIRE(RunUntil(f.io, [&] {
+    gone = scrape();
+    return SampleValue(gone, "aweft_topics_ended_total", "reason=\"closed\"") >= 1;
+  }));
+  CHECK(SampleValue(gone, "aweft_faults_total", "reason=\"closed\",origin=\"remote\"") == -1);
 }
 
 TEST_CASE("a commit the node refuses is counted by reason", "[admin][process][refusal]") {
@@ -439,6 +458,20 @@ TEST_CASE("unknown routes, wrong methods and bad bodies are refused as JSON",
   CHECK(f.GetJson("/v1/documents/x/export", 404).at("reason") == "no-document");
 }
 
+TEST_CASE("a name no node could hold is refused invalid-name on every document route",
+          "[admin][process][refusal]") {
+  AdminFixture f;
+  const std::string long_name(257, 'n');
+  for (const std::string& target :
+       {std::string("/v1/documents/%01x"), "/v1/documents/" + long_name + "/commits",
+        std::string("/v1/documents/tab%09name/export")}) {
+    INFO(target);
+    json::value refused = f.GetJson(target, 400);
+    CHECK(refused.at("reason") == "invalid-name");
+  }
+  CHECK(f.GetJson("/v1/documents/fine", 404).at("reason") == "no-document");
+}
+
 TEST_CASE("export then import into a fresh node reproduces the document, ids included",
           "[admin][process]") {
   AdminFixture first;
@@ -468,6 +501,10 @@ TEST_CASE("export then import into a fresh node reproduces the document, ids inc
   CHECK(json::serialize(a.at("observables")) == json::serialize(b.at("observables")));
   json::value again = json::parse(second.Get("/v1/documents/copy/export").body);
   CHECK(again.at("commit") == body.at("commit"));  // Every id and position kept.
+  // The body's name is optional (the path names the document).
+  json::object unnamed = body.as_object();
+  unnamed.erase("name");
+  CHECK(second.Call("PUT", "/v1/documents/unnamed", "", json::serialize(unnamed)).status == 201);
 
   // A client reading the copy gets the same document, ids and positions.
   Client reader(second.io, second.scheduler, second.node.url());
