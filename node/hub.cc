@@ -42,9 +42,9 @@ void Hub::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
     Loaded& loaded = loaded_[name];
     const Upstreams::Link* above = upstreams_.For(name);
     // A copy the upstream has not yet brought up to its state may be an
-    // empty placeholder: wait for it, unless the upstream is out of reach
-    // (then this node's copy is the best there is) or the opener brought
-    // the state.
+    // empty one made to hold its place: wait for that state, unless the
+    // upstream is out of reach (then this node's copy is the best there is)
+    // or the opener brought the state.
     if (created || loaded.from_above || !above || !above->client->connected()) {
       ++loaded.shares;
       return done(document, created);

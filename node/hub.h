@@ -69,7 +69,7 @@ class Hub final : public Documents {
   // matches the name; else with the root of the upstream that holds it.
   // `done` hears the document (one share counted) and whether it was
   // created here, or the refusal. A document an upstream orders is served
-  // once that upstream's state is in (never an empty placeholder), or from
+  // once that upstream's state is in (never an empty copy made to hold its place), or from
   // the store while the upstream is not connected; `unavailable` after 5 s.
   void Open(const codec::OpenFrame& open, bool may_write, Opened done) override;
   // Gives back one share.

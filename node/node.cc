@@ -12,7 +12,6 @@
 #include <fstream>
 #include <latch>
 #include <mutex>
-#include <optional>
 
 #include "codec/commit.h"
 #include "codec/id.h"
@@ -74,10 +73,16 @@ void PrepareData(const std::string& data) {
 // can fix: held by another process, not a store, or a newer version's.
 std::unique_ptr<storage::Store> OpenStore(const std::string& data,
                                           const storage::Options& options) {
-  std::optional<codec::Result<storage::Store>> store;
   try {
-    store.emplace(storage::Store::Open(data + "/store", options));
-  } catch (const storage::Failure& e) {
+    auto store = storage::Store::Open(data + "/store", options);
+    if (store) return std::make_unique<storage::Store>(std::move(*store));
+    if (store.error().reason == Reason::kUnknownVersion) {
+      BadData(data, "whose store cannot be used: " + store.error().message,
+              "Give --data a new or empty directory, or run the aweft-node version that wrote it.");
+    }
+    BadData(data, "whose store cannot be opened: " + store.error().ToString(),
+            "Restore it from a backup, or give --data a new or empty directory.");
+  } catch (const storage::Failure& e) {  // A ConfigError from BadData passes through.
     const std::string what = e.what();
     if (what.find("lock file") != std::string::npos) {
       BadData(data, "whose store another process holds open (another aweft-node?)",
@@ -87,15 +92,6 @@ std::unique_ptr<storage::Store> OpenStore(const std::string& data,
             "If it is an aweft store, its files are damaged: restore them from a backup; else "
             "give --data a new or empty directory.");
   }
-  if (!*store) {
-    if ((*store).error().reason == Reason::kUnknownVersion) {
-      BadData(data, "whose store cannot be used: " + (*store).error().message,
-              "Give --data a new or empty directory, or run the aweft-node version that wrote it.");
-    }
-    BadData(data, "whose store cannot be opened: " + (*store).error().ToString(),
-            "Restore it from a backup, or give --data a new or empty directory.");
-  }
-  return std::make_unique<storage::Store>(std::move(**store));
 }
 
 }  // namespace

@@ -102,7 +102,7 @@ TEST_CASE(
   CHECK(below->root().Get("from-top"));
 }
 
-TEST_CASE("an open through a middle node gets the upstream's state first, never a placeholder",
+TEST_CASE("an open through a middle node gets the upstream's state first, never an empty copy",
           "[node][cluster]") {
   TempDir dir;
   boost::asio::io_context io;
