@@ -102,6 +102,7 @@ json::object NodeAdmin::Config() const {
                               {"max_text_bytes", c.limits.max_text_bytes},
                               {"max_http_body_bytes", c.limits.max_http_body_bytes},
                               {"max_connections_per_address", c.limits.max_connections_per_address},
+                              {"max_connections", c.limits.max_connections},
                               {"send_queue_bytes", c.limits.send_queue_bytes},
                               {"idle_timeout_seconds", c.limits.idle_timeout.count()}}},
       // Paths only: the key itself never leaves its file.

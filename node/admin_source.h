@@ -29,6 +29,7 @@ struct NodeMetrics {
   admin::Family& faults;         // aweft_faults_total{reason,origin}
   admin::Family& ended;          // aweft_topics_ended_total{reason}: closed, left
   admin::Family& connections;    // aweft_connections_total
+  admin::Family& shed;           // aweft_connections_shed_total{cause}
   admin::Family& links;          // aweft_links_open{kind}
   admin::Family& loaded;         // aweft_documents_loaded
   admin::Family& stored;         // aweft_documents_stored

@@ -79,6 +79,7 @@ void ApplyLimits(const toml::table& table, Limits& out) {
         {"limits.max_text_bytes", &out.max_text_bytes, 256},
         {"limits.max_http_body_bytes", &out.max_http_body_bytes, 1024},
         {"limits.max_connections_per_address", &out.max_connections_per_address, 1},
+        {"limits.max_connections", &out.max_connections, 0},
         {"limits.send_queue_bytes", &out.send_queue_bytes, 64 << 10},
         {"limits.idle_timeout_seconds", &idle, 0},
     };

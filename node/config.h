@@ -44,8 +44,11 @@ struct Limits {
   uint64_t max_text_bytes = 64 << 10;           // limits.max_text_bytes: one requests message
   uint64_t max_http_body_bytes = 64 << 20;      // limits.max_http_body_bytes: admin requests
   uint64_t max_connections_per_address = 4096;  // limits.max_connections_per_address
-  uint64_t send_queue_bytes = 8 << 20;          // limits.send_queue_bytes: per link, unsent
-  std::chrono::seconds idle_timeout{60};        // limits.idle_timeout_seconds: ping at half
+  // limits.max_connections: open at once, in all (0: three quarters of the
+  // descriptor limit, which the node raises to its hard limit at start).
+  uint64_t max_connections = 0;
+  uint64_t send_queue_bytes = 8 << 20;    // limits.send_queue_bytes: per link, unsent
+  std::chrono::seconds idle_timeout{60};  // limits.idle_timeout_seconds: ping at half
 };
 
 // TLS for the WebSocket port and the admin endpoint (docs/node.md "TLS").

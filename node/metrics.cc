@@ -50,6 +50,11 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
                       "the other end left them (left). Not faults.",
                       {"reason"})),
       connections(m.Counter("aweft_connections_total", "WebSocket connections accepted.")),
+      shed(m.Counter("aweft_connections_shed_total",
+                     "Connections closed unserved as they were accepted: with "
+                     "limits.max_connections open (cause=max_connections), or the process out "
+                     "of file descriptors (cause=descriptors).",
+                     {"cause"})),
       links(
           m.Gauge("aweft_links_open", "Links open now, by kind (client or peer node).", {"kind"})),
       loaded(m.Gauge("aweft_documents_loaded", "Documents loaded in memory now.")),

@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -15,6 +16,7 @@
 
 #include "codec/commit.h"
 #include "codec/id.h"
+#include "codec/refusal.h"
 #include "node/access.h"
 #include "node/hub.h"
 #include "node/log.h"
@@ -32,6 +34,37 @@ using codec::Reason;
 using codec::Refusal;
 
 namespace {
+
+// The descriptor limit, said for a person: "ulimit -n is 1024".
+std::string DescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return "ulimit -n unknown";
+  return "ulimit -n is " + std::to_string(limit.rlim_cur);
+}
+
+// Raises the soft descriptor limit to the hard one (the node polls with
+// epoll: a low soft limit only guards select()), and returns the bound on
+// open connections: `configured`, or at 0 three quarters of the
+// descriptors, the rest kept for the store, upstream links and admin.
+uint64_t ConnectionBound(uint64_t configured) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return configured > 0 ? configured : 768;
+  if (limit.rlim_cur < limit.rlim_max) {
+    const rlimit raised{limit.rlim_max, limit.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  const uint64_t descriptors = std::min<uint64_t>(limit.rlim_cur, uint64_t{1} << 30);
+  if (configured == 0) return std::max<uint64_t>(descriptors / 4 * 3, 1);
+  if (configured > descriptors) {
+    spdlog::warn("event=config detail={}",
+                 Quoted{"limits.max_connections is " + std::to_string(configured) +
+                        ", more than the " + std::to_string(descriptors) +
+                        " descriptors the process may open; past them new connections are "
+                        "closed as they are accepted. Raise the descriptor limit (ulimit -n, "
+                        "LimitNOFILE), or lower limits.max_connections"});
+  }
+  return configured;
+}
 
 std::string NodeId(const std::string& data, const std::string& configured) {
   if (!configured.empty()) return configured;
@@ -127,6 +160,9 @@ Node::Node(Config config, asio::io_context& io)
   options.max_queued_bytes = config_.limits.send_queue_bytes;
   options.idle_timeout = config_.limits.idle_timeout;
   options.max_text = config_.limits.max_text_bytes;
+  config_.limits.max_connections = ConnectionBound(config_.limits.max_connections);
+  options.max_connections = config_.limits.max_connections;
+  options.on_shed = [this](bool full, size_t count) { Shed(full, count); };
   // A certificate or key that cannot be used is a bad setting (exit 2).
   auto tls = [](auto make) {
     try {
@@ -184,9 +220,11 @@ Node::Node(Config config, asio::io_context& io)
                       ". Choose another address or port (port 0 picks a free one).");
   }
   StartAdmin();
-  spdlog::info("event=start node={} listen={}:{} admin={} data={} documents={} threads={}",
-               config_.node_id, host, listener_->port(), admin_port(), config_.data,
-               store_->List().size(), config_.threads);
+  spdlog::info(
+      "event=start node={} listen={}:{} admin={} data={} documents={} threads={} "
+      "max_connections={}",
+      config_.node_id, host, listener_->port(), admin_port(), config_.data, store_->List().size(),
+      config_.threads, config_.limits.max_connections);
 }
 
 std::string Node::url() const {
@@ -217,6 +255,25 @@ void Node::StartAdmin() {
                       ", which cannot be served: " + e.code().message() +
                       ". Choose another address or port, or set admin = \"off\".");
   }
+}
+
+void Node::Shed(bool full, size_t count) {
+  meters_.shed.Add(static_cast<double>(count), {full ? "max_connections" : "descriptors"});
+  shed_unsaid_ += count;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - shed_said_ < std::chrono::seconds(10)) return;
+  const std::string detail =
+      full ? codec::Spelled(codec::Reason::kLimit) + ": " +
+                 std::to_string(config_.limits.max_connections) +
+                 " connections are open (limits.max_connections); new ones are closed as they "
+                 "are accepted. Raise limits.max_connections, and the descriptor limit with it"
+           : codec::Spelled(codec::Reason::kLimit) + ": the process is out of file descriptors (" +
+                 DescriptorLimit() +
+                 "); new connections are closed as they are accepted. Raise the descriptor "
+                 "limit (ulimit -n, LimitNOFILE), or lower limits.max_connections";
+  spdlog::warn("event=shed connections={} detail={}", shed_unsaid_, Quoted{detail});
+  shed_unsaid_ = 0;
+  shed_said_ = now;
 }
 
 Node::~Node() {

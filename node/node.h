@@ -76,6 +76,9 @@ class Node {
   // Hands a connection to the loop of the thread the listener placed it on.
   void Accept(std::unique_ptr<sync::WebSocketChannel> channel);
   void StartAdmin();
+  // Counts connections the listener closed unserved, and says so in the log
+  // (at most once per 10 s). On the listener's thread.
+  void Shed(bool full, size_t count);
 
   Config config_;
   Access access_{config_.tokens, config_.allowed_origins,
@@ -96,6 +99,8 @@ class Node {
   // plain); declared before both, which use it.
   std::shared_ptr<boost::asio::ssl::context> server_tls_;
   std::unique_ptr<sync::WebSocketListener> listener_;
+  size_t shed_unsaid_ = 0;  // Shed since the last line about it.
+  std::chrono::steady_clock::time_point shed_said_;
 
   // The admin endpoint (docs/admin.md). Declared last: the server goes
   // first, before what it calls.

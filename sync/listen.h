@@ -20,10 +20,15 @@ boost::asio::ip::tcp::acceptor Listen(boost::asio::any_io_executor executor,
 // Starts accepting connections on `acceptor`, on its executor, handing
 // each socket to `take` there, until `stopped()` says so (asked after each
 // accept: a socket accepted as the listener stops is dropped) or the
-// acceptor is closed. A failed accept, out of file descriptors say, does
-// not end it: it waits 100 ms and tries again, rather than spin.
-// `acceptor` must outlive the loop: let `take` hold what owns it.
+// acceptor is closed. A failed accept does not end it. Out of descriptors
+// (EMFILE, ENFILE), it lets go of a spare one it keeps, accepts and closes
+// the connections waiting, so they are told at once rather than left
+// hanging, and takes the spare back; any other failure, or no spare, and it
+// waits 100 ms and tries again, rather than spin. `shed`, when set, is told
+// how many it closed unserved. `acceptor` must outlive the loop: let `take`
+// hold what owns it.
 void AcceptLoop(boost::asio::ip::tcp::acceptor& acceptor, std::function<bool()> stopped,
-                std::function<void(boost::asio::ip::tcp::socket)> take);
+                std::function<void(boost::asio::ip::tcp::socket)> take,
+                std::function<void(size_t)> shed = {});
 
 }  // namespace aweft::sync

@@ -65,6 +65,9 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
 
   const Options options;
   WebSocketChannel* owner = nullptr;  // Cleared when the channel goes.
+  // Accepted: counts this connection among the listener's open ones until
+  // the session goes (after its socket, a member of the derived class).
+  std::shared_ptr<void> ticket;
 
   Traffic traffic() const { return {bytes_in_, bytes_out_, queued_bytes_}; }
 
@@ -402,18 +405,32 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
   std::function<void(std::unique_ptr<WebSocketChannel>)> on_channel;
   WebSocketChannel::Options options;
   std::atomic<bool> stopped{false};  // Read by handshakes on placed threads.
+  // Connections accepted and not yet closed; shared with their tickets,
+  // which may outlive the listener.
+  std::shared_ptr<std::atomic<size_t>> open = std::make_shared<std::atomic<size_t>>(0);
 
   // An accept that completed as the listener stopped is dropped: what it
   // would hand on to (on_channel) may be gone.
   static void Accept(const std::shared_ptr<State>& self) {
     AcceptLoop(
         self->acceptor, [state = self.get()] { return state->stopped.load(); },
-        [self](tcp::socket socket) { Take(self, std::move(socket)); });
+        [self](tcp::socket socket) { Take(self, std::move(socket)); },
+        [state = self.get()](size_t count) {
+          if (state->options.on_shed) state->options.on_shed(false, count);
+        });
   }
 
   // Accepted here, then moved to its thread: no operation pending on this
   // context refers to a socket of another, whichever is destroyed first.
   static void Take(const std::shared_ptr<State>& self, tcp::socket socket) {
+    const size_t bound = self->options.max_connections;
+    if (bound > 0 && self->open->load() >= bound) {
+      // Closed at once: the other end sees its connection end, not a hang.
+      if (self->options.on_shed) self->options.on_shed(true, 1);
+      return;
+    }
+    ++*self->open;
+    std::shared_ptr<void> ticket(nullptr, [open = self->open](void*) { --*open; });
     Scheduler* scheduler = &self->scheduler;
     if (self->options.place) {
       auto [executor, placed] = self->options.place();
@@ -422,10 +439,14 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
     }
     auto executor = socket.get_executor();
     if (self->options.tls) {
-      asio::co_spawn(executor, Handshake<TlsStream>(self, std::move(socket), *scheduler), Rethrow);
-    } else {
-      asio::co_spawn(executor, Handshake<beast::tcp_stream>(self, std::move(socket), *scheduler),
+      asio::co_spawn(executor,
+                     Handshake<TlsStream>(self, std::move(socket), *scheduler, std::move(ticket)),
                      Rethrow);
+    } else {
+      asio::co_spawn(
+          executor,
+          Handshake<beast::tcp_stream>(self, std::move(socket), *scheduler, std::move(ticket)),
+          Rethrow);
     }
   }
 
@@ -449,7 +470,7 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
 
   template <class Next>
   static asio::awaitable<void> Handshake(std::shared_ptr<State> self, tcp::socket socket,
-                                         Scheduler& scheduler) {
+                                         Scheduler& scheduler, std::shared_ptr<void> ticket) {
     using Session = StreamSession<Next>;
     beast::error_code ignored;
     const auto peer = socket.remote_endpoint(ignored);
@@ -481,6 +502,7 @@ struct WebSocketListener::State : std::enable_shared_from_this<State> {
         std::string(request[beast::http::field::origin])};
     auto session = std::make_shared<Session>(self->options.tls, std::move(stream), self->options,
                                              beast::role_type::server);
+    session->ticket = std::move(ticket);
     auto channel = std::make_unique<WebSocketChannel>(scheduler, session);
     channel->set_handshake(std::move(handshake));
     session->Start();

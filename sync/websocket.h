@@ -56,6 +56,14 @@ class WebSocketChannel : public TextChannel {
     // runs work on that executor's thread. on_channel is then called on that
     // thread. Empty: the listener's own. Default: empty.
     std::function<std::pair<boost::asio::any_io_executor, Scheduler*>()> place;
+    // Listening: the most connections open at once, in their handshake or
+    // served; one more is closed as soon as it is accepted. 0: no bound.
+    // Default: 0.
+    size_t max_connections = 0;
+    // Listening: told, on the listener's thread, of `count` connections
+    // closed unserved as they were accepted: past max_connections (`full`
+    // true), or with the process out of descriptors (false). Default: none.
+    std::function<void(bool full, size_t count)> on_shed;
   };
 
   // Dials `url` (ws://host:port/path, or wss:// for TLS).

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +87,10 @@ class NodeProcess {
       // Nothing of the test's (its sockets above all) goes with the node: a
       // copy held there keeps a connection the test closes from ending.
       close_range(3, ~0U, 0);
+      if (descriptors_ > 0) {
+        const rlimit limit{descriptors_, descriptors_};
+        if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(126);
+      }
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -147,6 +152,9 @@ class NodeProcess {
     Signal(SIGKILL);
     Wait();
   }
+  // The descriptor limit the process starts with (ulimit -n, soft and
+  // hard); 0: the test's own. Before Start().
+  void set_descriptors(rlim_t descriptors) { descriptors_ = descriptors; }
   uint16_t port() const { return port_; }
   pid_t pid() const { return pid_; }
   uint16_t admin_port() const { return admin_port_; }
@@ -159,6 +167,7 @@ class NodeProcess {
   std::string data_;
   std::vector<std::string> extra_;
   pid_t pid_ = -1;
+  rlim_t descriptors_ = 0;
   FILE* output_ = nullptr;
   uint16_t port_ = 0;
   uint16_t admin_port_ = 0;

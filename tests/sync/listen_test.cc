@@ -25,7 +25,7 @@ double ProcessCpuSeconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
-TEST_CASE("out of file descriptors, the accept loop pauses rather than spins, then recovers",
+TEST_CASE("out of file descriptors and without a spare, the accept loop pauses, then recovers",
           "[sync][listen][refusal]") {
 #ifdef AWEFT_SANITIZED
   // A sanitizer needs descriptors of its own (it probes memory through a
@@ -45,7 +45,9 @@ TEST_CASE("out of file descriptors, the accept loop pauses rather than spins, th
   std::vector<tcp::socket> dialed;
   for (int i = 0; i < 2; ++i) dialed.emplace_back(io).connect(at);
 
-  // No descriptor left for the process: every accept fails (EMFILE).
+  // No descriptor left for the process: every accept fails (EMFILE). The
+  // loop first runs below, so it has no spare to shed with either (the node
+  // test, node_descriptors_test, covers shedding): it can only wait.
   rlimit before{};
   REQUIRE(getrlimit(RLIMIT_NOFILE, &before) == 0);
   const int next = ::open("/dev/null", O_RDONLY);
