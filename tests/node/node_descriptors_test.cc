@@ -101,6 +101,13 @@ TEST_CASE(
 
 TEST_CASE("out of descriptors the node closes new connections at once, without spinning",
           "[node][process][limits]") {
+#ifdef AWEFT_SANITIZED
+  // A sanitized node needs descriptors of its own (ASan probes memory
+  // through a pipe, UBSan's vptr check with it): with none left it reports
+  // errors that are not the node's. The plain suite runs this test.
+  WARN("left out under a sanitizer, which needs file descriptors of its own");
+  return;
+#endif
   Fixture f;
   NodeProcess node(f.dir.path() + "/data", {"--set", "limits.max_connections=1000"});
   node.set_descriptors(64);
