@@ -1,10 +1,13 @@
 #include "node/admin_source.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/json/array.hpp>
 
 #include "codec/id.h"
 #include "node/json/commit_json.h"
 #include "node/json/document_json.h"
+#include "node/log.h"
 #include "node/node.h"
 #include "storage/format.h"
 #include "sync/snapshot.h"
@@ -375,9 +378,14 @@ void NodeAdmin::CollectMetrics() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - node_.started()).count());
 }
 
-void CountRefused(NodeMetrics& meters, const sync::Refused& refused) {
+void CountRefused(NodeMetrics& meters, std::string_view name, std::string_view peer,
+                  const sync::Refused& refused) {
+  const char* origin = refused.mine ? "remote" : "local";
   for (const auto& reason : refused.reasons) {
-    meters.refusals.Add(1, {reason.code, refused.mine ? "remote" : "local"});
+    meters.refusals.Add(1, {reason.code, origin});
+    spdlog::debug("event=commit-refused doc={} peer={} seq={} origin={} reason={} detail={}",
+                  Quoted{name}, peer, refused.seq, origin, Quoted{reason.code},
+                  Quoted{reason.message});
   }
 }
 

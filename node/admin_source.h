@@ -104,7 +104,9 @@ class NodeAdmin : public admin::Source {
 void AddTraffic(sync::TextChannel::Traffic& total, const sync::TextChannel::Traffic& more);
 
 // Counts each reason of `refused` in aweft_refusals_total: origin `local`
-// when this end refused, `remote` when the other end refused its commit.
-void CountRefused(NodeMetrics& meters, const sync::Refused& refused);
+// when this end refused, `remote` when the other end refused its commit;
+// and says each in a debug line, with the document and the other end.
+void CountRefused(NodeMetrics& meters, std::string_view name, std::string_view peer,
+                  const sync::Refused& refused);
 
 }  // namespace aweft::node

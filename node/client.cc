@@ -202,6 +202,7 @@ void Client::Connect() {
   options.tls = options_.tls;
   channel_ = sync::WebSocketChannel::Dial(executor_, scheduler_, options_.url, options);
   link_ = std::make_unique<sync::Link>(*channel_, links_);
+  if (options_.frames) link_->OnFrameSeen(options_.frames);
   auto requests = sync::Requests::Open(*channel_, executor_);
   if (requests) requests_.emplace(std::move(*requests));
   if (requests_ && options_.tags) node::AskTags(*requests_, *link_);
@@ -238,6 +239,7 @@ void Client::Ask(std::string name, json::value args, std::function<void(sync::As
 }
 
 void Client::Answered() {
+  if (!live_ && options_.changed) options_.changed(true, {});
   live_ = true;
   if (!answered_since_) answered_since_ = std::chrono::steady_clock::now();
 }
@@ -269,9 +271,11 @@ void Client::OnLost() {
     entry.shared = nullptr;
     entry.sending = false;
   }
+  std::string why = "the connection closed";
+  if (channel_ && channel_->end_reason()) why = channel_->end_reason()->message;
   // Not from inside the channel's own callback: tear down on a later turn.
   std::weak_ptr<Client*> self = self_;
-  asio::post(executor_, [self] {
+  asio::post(executor_, [self, why = std::move(why)] {
     auto alive = self.lock();
     if (!alive || !*alive) return;
     Client& client = **alive;
@@ -287,7 +291,12 @@ void Client::OnLost() {
     }
     std::uniform_int_distribution<int64_t> draw(client.backoff_.count() / 2,
                                                 client.backoff_.count());
-    client.reconnect_.expires_after(std::chrono::milliseconds(draw(client.jitter_)));
+    const std::chrono::milliseconds delay(draw(client.jitter_));
+    if (client.options_.changed) {
+      client.options_.changed(false,
+                              why + "; dialing again in " + std::to_string(delay.count()) + " ms");
+    }
+    client.reconnect_.expires_after(delay);
     client.backoff_ = std::min(client.backoff_ * 2, client.options_.backoff_max);
     client.reconnect_.async_wait([self](boost::system::error_code ec) {
       if (auto again = self.lock(); !ec && again && *again) (*again)->Connect();

@@ -67,6 +67,13 @@ class Client {
     // `has` without its root, say: reason `failed`). The connection is then
     // closed and dialed again, with backoff.
     std::function<void(const codec::Refusal&)> broken;
+    // Optional: hears the connection come up (`up`: the node answered on
+    // it) and each time one ends or a dial fails (`detail`: why, and when
+    // the next dial is).
+    std::function<void(bool up, const std::string& detail)> changed;
+    // Optional: given to each connection's link (sync::Link::OnFrameSeen),
+    // for trace logs.
+    std::function<void(const sync::Link::FrameSeen&)> frames;
   };
 
   Client(boost::asio::any_io_executor executor, Options options);

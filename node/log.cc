@@ -131,6 +131,14 @@ class JsonFormatter final : public spdlog::formatter {
 
 }  // namespace
 
+std::function<void(const sync::Link::FrameSeen&)> FrameTracer(std::string peer) {
+  if (!spdlog::should_log(spdlog::level::trace)) return {};
+  return [peer = std::move(peer)](const sync::Link::FrameSeen& frame) {
+    spdlog::trace("event=frame peer={} direction={} kind={} topic={} commits={}", peer,
+                  frame.out ? "out" : "in", frame.kind, frame.topic, frame.commits);
+  };
+}
+
 void SetUpLogging(const std::string& level, const std::string& format) {
   if (format == "json") {
     spdlog::set_formatter(std::make_unique<JsonFormatter>());

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
+
+#include "sync/link.h"
 
 namespace aweft::node {
 
@@ -11,6 +14,11 @@ namespace aweft::node {
 // `format` (log_format: "text", logfmt lines, or "json", an object per
 // line), each line with an ISO 8601 time and its zone (docs/node.md "Logs").
 void SetUpLogging(const std::string& level, const std::string& format);
+
+// A link's frame hook (sync::Link::OnFrameSeen) that writes a trace line
+// per frame sent or received over the connection to `peer`; empty (no
+// hook, no cost) unless the log level is trace.
+std::function<void(const sync::Link::FrameSeen&)> FrameTracer(std::string peer);
 
 // A value in a log line (docs/node.md "Logs"): written in double quotes, with
 // `"`, `\` and control characters escaped, so that no name, reason or message

@@ -74,6 +74,7 @@ void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
   c.link = std::make_unique<sync::Link>(*c.channel, sends_,
                                         sync::LinkOptions{.orders = true, .relays_refusals = true});
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
+  c.link->OnFrameSeen(FrameTracer(c.remote));
   if (auto requests = sync::Requests::Open(*c.channel, executor_)) {
     c.requests.emplace(std::move(*requests));
     (void)c.requests->Answer(
@@ -97,11 +98,12 @@ void Loop::Answer(Connection& c, const std::string& request, const json::value& 
                   sync::Reply reply) {
   std::erase_if(c.answering, [](const sync::Reply& r) { return r.answered(); });
   if (c.answering.size() >= config_.limits.max_requests_in_flight) {
-    return reply.SendError({Spelled(Reason::kLimit),
-                            std::to_string(c.answering.size()) +
-                                " requests are unanswered on this link; wait for their answers "
-                                "(limits.max_requests_in_flight)",
-                            {}});
+    const std::string why = std::to_string(c.answering.size()) +
+                            " requests are unanswered on this link; wait for their answers "
+                            "(limits.max_requests_in_flight)";
+    spdlog::debug("event=request-refused peer={} request={} reason={} detail={}", c.remote,
+                  Quoted{request}, Spelled(Reason::kLimit), Quoted{why});
+    return reply.SendError({Spelled(Reason::kLimit), why, {}});
   }
   c.answering.push_back(reply);
   if (request == "durable") return AnswerDurable(c, std::move(reply));
@@ -273,7 +275,9 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
     if (c.peer) return {};
     return Oversized(commit);
   };
-  handlers.refused = [this](const sync::Refused& refused) { CountRefused(node_.meters, refused); };
+  handlers.refused = [this, &c, name](const sync::Refused& refused) {
+    CountRefused(node_.meters, name, c.remote, refused);
+  };
   if (forward_) {
     // What a client sends a replica must be stored at home before the
     // shard's links send anything more (docs/node.md "Threads").

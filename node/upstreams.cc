@@ -54,6 +54,18 @@ Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage:
           "malformed; dialing again\"",
           url, codec::Name(why.reason));
     };
+    // Up at info; lost at warn once, then each failed dial at debug.
+    options.changed = [url = upstream.url, was = std::optional<bool>()](
+                          bool up, const std::string& detail) mutable {
+      if (up) {
+        spdlog::info("event=upstream-connected url={}", url);
+      } else {
+        spdlog::log(was == false ? spdlog::level::debug : spdlog::level::warn,
+                    "event=upstream-lost url={} detail={}", url, Quoted{detail});
+      }
+      was = up;
+    };
+    options.frames = FrameTracer(upstream.url);
     link->client = std::make_unique<Client>(io.get_executor(), options);
     Link* raw = link.get();
     link->client->OnConnected([this, raw] {
@@ -101,8 +113,8 @@ void Upstreams::Share(const std::string& name, sync::Document& document,
                  Quoted{since.error().ToString()});
   }
   sync::ShareHandlers handlers;
-  handlers.refused = [this, name](const sync::Refused& refused) {
-    CountRefused(meters_, refused);
+  handlers.refused = [this, name, url = link->config.url](const sync::Refused& refused) {
+    CountRefused(meters_, name, url, refused);
     if (!refused.mine) return;
     // The upstream orders the document: its correction undoes it here, and
     // the link's clients follow. Said, not passed over.

@@ -39,6 +39,14 @@ bool InEffect(const Document& document, const Commit& commit) {
   });
 }
 
+// What a trace log says of `frame`.
+Link::FrameSeen Seen(bool out, const Frame& frame) {
+  const auto* commits = std::get_if<codec::CommitsFrame>(&frame);
+  return {out, codec::FrameKindName(frame),
+          std::visit([](const auto& f) { return f.topic; }, frame),
+          commits ? commits->commits.size() : 0};
+}
+
 }  // namespace
 
 // --- Shared
@@ -353,6 +361,7 @@ Shared* Link::Theirs(uint64_t peer_topic) {
 void Link::OnFrame(const Frame& frame) {
   if (closed_) return;
   ++stats_.frames_in;
+  if (on_seen_) on_seen_(Seen(false, frame));
   std::visit(
       [this](const auto& f) {
         using F = std::decay_t<decltype(f)>;
@@ -630,6 +639,7 @@ void Link::Flush() {
     ++stats_.frames_out;
     if (const auto* commits = std::get_if<SharedCommits>(&out)) {
       stats_.commits_out += commits->commits.size();
+      if (on_seen_) on_seen_({true, "commits", commits->topic, commits->commits.size()});
       channel_.SendCommits(*commits);
       continue;
     }
@@ -637,6 +647,7 @@ void Link::Flush() {
     if (const auto* c = std::get_if<codec::CommitsFrame>(&frame)) {
       stats_.commits_out += c->commits.size();
     }
+    if (on_seen_) on_seen_(Seen(true, frame));
     channel_.Send(frame);
   }
   frames.clear();

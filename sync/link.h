@@ -180,6 +180,17 @@ class Link {
   // refuse the document (by calling Share, now or later).
   void OnOpen(std::function<void(const codec::OpenFrame&)> fn) { on_open_ = std::move(fn); }
 
+  // One frame, as a trace log tells it (OnFrameSeen).
+  struct FrameSeen {
+    bool out;               // Sent, or received.
+    std::string_view kind;  // "open", "state", "commits", "refused", "leave", "fault"
+    uint64_t topic;         // The receiver's number (0: the whole link)
+    size_t commits;         // In a commits frame; else 0.
+  };
+  // Optional: hears each frame received and sent. For trace logs: set it
+  // only when they are wanted, as it costs a call per frame.
+  void OnFrameSeen(std::function<void(const FrameSeen&)> fn) { on_seen_ = std::move(fn); }
+
   // Turns away an `open` that OnOpen heard, with a fault for that topic
   // (e.g. no-document, forbidden); the link carries on.
   void Decline(const codec::OpenFrame& open, const std::string& reason, const std::string& message);
@@ -267,6 +278,7 @@ class Link {
   std::map<uint64_t, Shared*> theirs_;                // Paired, by peer number.
   std::map<std::string, codec::OpenFrame> waiting_;   // Opens before a Share.
   std::function<void(const codec::OpenFrame&)> on_open_;
+  std::function<void(const FrameSeen&)> on_seen_;
   uint64_t next_topic_ = 1;
   using Outbox = std::vector<std::variant<codec::Frame, SharedCommits>>;
   Outbox outbox_;
