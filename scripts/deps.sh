@@ -27,6 +27,7 @@ if [ "$mode" != "run" ]; then
     clang libclang-rt-14-dev lld clang-format
     chromium
     gnuplot-nox
+    prometheus
   )
 fi
 

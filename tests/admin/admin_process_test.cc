@@ -1,6 +1,9 @@
 // aweft-node as a real process: every admin route, its errors, and metrics.
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "sync/snapshot.h"
@@ -414,6 +417,19 @@ TEST_CASE("/metrics is valid exposition format and its counters move with commit
     return SampleValue(gone, "aweft_topics_ended_total", "reason=\"closed\"") >= 1;
   }));
   CHECK(SampleValue(gone, "aweft_faults_total", "reason=\"closed\",origin=\"remote\"") == -1);
+
+  // And Prometheus' own linter finds nothing to say (promtool, Debian's
+  // prometheus package, installed by scripts/deps.sh).
+  const std::string path = f.dir.path() + "/metrics.txt";
+  std::ofstream(path) << f.Get("/metrics").body;
+  const std::string said = path + ".out";
+  const int status =
+      std::system(("promtool check metrics < " + path + " > " + said + " 2>&1").c_str());
+  std::ifstream in(said);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(output);
+  CHECK(status == 0);
+  CHECK(output.empty());
 }
 
 TEST_CASE("a commit the node refuses is counted by reason", "[admin][process][refusal]") {
