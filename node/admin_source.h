@@ -36,6 +36,7 @@ struct NodeMetrics {
   admin::Family& stalled;        // aweft_storage_stalled
   admin::Family& sync_seconds;   // aweft_store_sync_duration_seconds
   admin::Family& sync_commits;   // aweft_store_sync_batch_commits
+  admin::Family& forward;        // aweft_forward_delay_seconds
   admin::Family& store_commits;  // aweft_store_commits_written_total
   admin::Family& store_syncs;    // aweft_store_batches_written_total
   admin::Family& snapshots;      // aweft_store_snapshots_total
@@ -50,6 +51,7 @@ struct NodeMetrics {
   admin::Family& rocksdb_errors;
   admin::Family& rocksdb_readers;
   admin::Family& info;    // aweft_node_info{node,version}
+  admin::Family& build;   // aweft_build_info{version,compiler,rocksdb,boost}
   admin::Family& uptime;  // aweft_uptime_seconds
   // The process's, under Prometheus' standard names: process_cpu_seconds_total,
   // process_resident_memory_bytes, process_open_fds, process_max_fds,

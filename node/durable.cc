@@ -29,7 +29,9 @@ void DurableScheduler::Post(std::function<void()> work) {
   // What is pending goes in the next batch; with nothing pending, the work
   // may still carry commits of the batch being written.
   const uint64_t needs = store_.pending() ? staged_ + 1 : staged_;
-  waiting_.push_back({needs, std::move(work)});
+  std::optional<std::chrono::steady_clock::time_point> since;
+  if (forwarded_ && needs > stored_) since = std::chrono::steady_clock::now();
+  waiting_.push_back({needs, std::move(work), since});
   PostPump();
 }
 
@@ -49,7 +51,9 @@ void DurableScheduler::Pump() {
   // Work may post more: that joins the back, behind what is stored.
   while (!waiting_.empty() && waiting_.front().batch <= stored_) {
     auto work = std::move(waiting_.front().work);
+    const auto since = waiting_.front().since;
     waiting_.pop_front();
+    if (since && forwarded_) forwarded_(std::chrono::steady_clock::now() - *since);
     work();
   }
   if (in_flight_) return;

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "storage/store.h"
@@ -40,6 +41,12 @@ class DurableScheduler : public sync::Scheduler {
   void Post(std::function<void()> work) override;
   // Stores what is pending soon, though no work waits for it.
   void Kick();
+  // Hears, for each work that waited for commits to be stored (a link's
+  // flush carrying them on), how long it waited: from Post() to its run,
+  // the commit-to-forward latency (for metrics).
+  void OnForwarded(std::function<void(std::chrono::duration<double>)> fn) {
+    forwarded_ = std::move(fn);
+  }
 
   // Batches handed to the thread, and finished.
   uint64_t staged() const { return staged_; }
@@ -51,6 +58,8 @@ class DurableScheduler : public sync::Scheduler {
   struct Waiting {
     uint64_t batch;  // Runs once this many batches are stored.
     std::function<void()> work;
+    // When it was posted, if it waits for a batch not yet stored.
+    std::optional<std::chrono::steady_clock::time_point> since;
   };
 
   void PostPump();
@@ -60,6 +69,7 @@ class DurableScheduler : public sync::Scheduler {
   boost::asio::any_io_executor loop_;
   storage::Store& store_;
   Synced synced_;
+  std::function<void(std::chrono::duration<double>)> forwarded_;
   std::deque<Waiting> waiting_;  // Non-decreasing `batch`, FIFO.
   uint64_t staged_ = 0, stored_ = 0;
   bool in_flight_ = false, pump_posted_ = false;

@@ -1,9 +1,11 @@
 // The node's metrics (docs/admin.md "Metrics"): each family, named and
 // described once.
 
+#include <rocksdb/version.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <boost/version.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -68,6 +70,10 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
       sync_commits(m.Histogram("aweft_store_sync_batch_commits",
                                "Commits written by one sync (the group-commit batch size).",
                                kSyncCommits)),
+      forward(m.Histogram("aweft_forward_delay_seconds",
+                          "Commit-to-forward latency: from a link queuing frames that carry "
+                          "commits not yet stored to their being sent on, once stored.",
+                          kSyncSeconds)),
       store_commits(m.Counter("aweft_store_commits_written_total",
                               "Commits written to the store since the node started.")),
       store_syncs(m.Counter("aweft_store_batches_written_total",
@@ -93,6 +99,10 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
                               "RocksDB: memory held by table readers (indexes, filters).")),
       info(m.Gauge("aweft_node_info", "Always 1; the labels name the node and its version.",
                    {"node", "version"})),
+      build(m.Gauge("aweft_build_info",
+                    "Always 1; the labels name the build: aweft's version, the compiler, "
+                    "RocksDB's and Boost's versions.",
+                    {"version", "compiler", "rocksdb", "boost"})),
       uptime(m.Gauge("aweft_uptime_seconds", "Seconds since the node started.")),
       cpu(m.Counter("process_cpu_seconds_total", "User and system CPU time spent, in seconds.")),
       resident(m.Gauge("process_resident_memory_bytes", "Resident memory size in bytes.")),
@@ -102,7 +112,14 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
                          "Start time of the process since the Unix epoch, in seconds.")),
       started_unix(
           std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-              .count()) {}
+              .count()) {
+  build.Set(1, {AWEFT_VERSION, __VERSION__,
+                std::to_string(ROCKSDB_MAJOR) + "." + std::to_string(ROCKSDB_MINOR) + "." +
+                    std::to_string(ROCKSDB_PATCH),
+                std::to_string(BOOST_VERSION / 100000) + "." +
+                    std::to_string(BOOST_VERSION / 100 % 1000) + "." +
+                    std::to_string(BOOST_VERSION % 100)});
+}
 
 void NodeMetrics::TopicEnded(const std::string& reason, const std::string& origin) {
   if (reason == codec::Spelled(codec::Reason::kClosed) ||

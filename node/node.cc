@@ -155,6 +155,8 @@ Node::Node(Config config, asio::io_context& io)
         meters_.sync_seconds.Observe(took.count());
         meters_.sync_commits.Observe(static_cast<double>(commits));
       });
+  link_scheduler_->OnForwarded(
+      [this](std::chrono::duration<double> waited) { meters_.forward.Observe(waited.count()); });
   sync::WebSocketChannel::Options options;
   options.max_message = config_.max_frame_bytes;
   options.max_queued_bytes = config_.limits.send_queue_bytes;

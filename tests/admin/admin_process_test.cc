@@ -1,5 +1,6 @@
 // aweft-node as a real process: every admin route, its errors, and metrics.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -389,6 +390,14 @@ TEST_CASE("/metrics is valid exposition format and its counters move with commit
   CHECK(SampleValue(after, "aweft_store_sync_batch_commits_count") >= 1);
   CHECK(SampleValue(after, "aweft_store_sync_batch_commits_sum") == 6);
   CHECK(SampleValue(after, "aweft_store_sync_duration_seconds_count") >= 1);
+  // "late" went on to the reader once stored: its wait is in the histogram.
+  CHECK(SampleValue(after, "aweft_forward_delay_seconds_count") >= 1);
+  CHECK(SampleValue(after, "aweft_forward_delay_seconds_sum") > 0);
+  CHECK(SampleValue(before, "aweft_forward_delay_seconds_count") == 0);
+  const std::string build = "version=\"" AWEFT_VERSION "\",compiler=\"" __VERSION__ "\",";
+  CHECK(std::any_of(after.begin(), after.end(), [&](const Sample& s) {
+    return s.name == "aweft_build_info" && s.labels.rfind(build, 0) == 0 && s.value == 1;
+  }));
   CHECK(SampleValue(after, "aweft_admin_requests_total", "code=\"200\"") >= 1);
 
   // A refused open and a snapshot count too.
