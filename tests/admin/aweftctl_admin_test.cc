@@ -324,5 +324,46 @@ TEST_CASE("aweftctl deletes, lists links, shows the node and says whether it is 
   CHECK(not_ready.err.find("ws://127.0.0.1:1/") != std::string::npos);
 }
 
+TEST_CASE("aweftctl deletes offline from a data directory, never from one a node holds",
+          "[admin][aweftctl]") {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  {
+    AdminFixture f;  // A document to put there: exported from a node.
+    Document doc(Kind::kObject);
+    f.Share("gone", doc);
+    REQUIRE(doc.Set(doc.root(), "k", 1.0));
+    REQUIRE(f.WaitForHead("gone", 1));
+    REQUIRE(Ctl(dir, {"export", "gone", dir.path() + "/gone.json", "--node", f.node.admin_url()})
+                .status == 0);
+  }
+  NodeProcess node(data);
+  node.Start();
+  node.Kill();  // An empty store, and no node on it.
+  REQUIRE(Ctl(dir, {"import", dir.path() + "/gone.json", "--data", data}).status == 0);
+
+  node.Start();  // Held by a running node: refused, not opened twice.
+  Run held = Ctl(dir, {"delete", "gone", "--data", data});
+  CHECK(held.status == 3);
+  CHECK(held.err.find("a running node holds it") != std::string::npos);
+  node.Kill();
+  Run listed = Ctl(dir, {"docs", "--data", data, "--json"});
+  CHECK(json::parse(listed.out).at("documents").as_array().size() == 1);
+
+  Run deleted = Ctl(dir, {"delete", "gone", "--data", data});
+  INFO(deleted.err);
+  CHECK(deleted.status == 0);
+  CHECK(deleted.out == "deleted gone\n");
+  listed = Ctl(dir, {"docs", "--data", data, "--json"});
+  CHECK(json::parse(listed.out).at("documents").as_array().empty());
+  Run again = Ctl(dir, {"delete", "gone", "--data", data});
+  CHECK(again.status == 1);
+  CHECK(again.err.find("no-document") != std::string::npos);
+  // A node started on it finds it gone.
+  node.Start();
+  CHECK(HttpRequest(node.admin_url(), "GET", "/v1/documents/gone", "", "", std::chrono::seconds(5))
+            .status == 404);
+}
+
 }  // namespace
 }  // namespace aweft::admin::testing
