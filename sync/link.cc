@@ -656,15 +656,24 @@ void Link::Flush() {
 
 // --- Mirror
 
-Mirror::Mirror(Document& source, Scheduler& scheduler) {
+Mirror::Mirror(Document& source, Scheduler& scheduler)
+    : owned_(std::make_unique<Document>(source.root().id(), source.root().kind())),
+      target_(owned_.get()) {
+  Start(source, scheduler);
+}
+
+Mirror::Mirror(Document& source, Document& target, Scheduler& scheduler) : target_(&target) {
+  Start(source, scheduler);
+}
+
+void Mirror::Start(Document& source, Scheduler& scheduler) {
   auto [a, b] = InProcessPair(scheduler);
   a_ = std::move(a);
   b_ = std::move(b);
-  target_ = std::make_unique<Document>(source.root().id(), source.root().kind());
   source_link_ = std::make_unique<Link>(*a_, scheduler);
   target_link_ = std::make_unique<Link>(*b_, scheduler);
   (void)source_link_->Share("mirror", &source);
-  auto shared = target_link_->Share("mirror", target_.get());
+  auto shared = target_link_->Share("mirror", target_);
   if (shared) (*shared)->Resync();
 }
 

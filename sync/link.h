@@ -290,18 +290,27 @@ class Link {
 };
 
 // A second document kept in step with `source` through an in-process link:
-// the target starts from the source's state and every commit crosses on the
-// scheduler's next turn, both ways.
+// the target starts by asking for the source's state, so it starts from it,
+// and then every commit crosses on the scheduler's next turn, both ways.
 class Mirror {
  public:
+  // The target is made here, from the source's root.
   Mirror(Document& source, Scheduler& scheduler);
+  // The target is `target`, which must outlive the mirror: whatever it holds
+  // is moved to the source's state (reconcile: its ids kept where the
+  // source's match), then the two are equal ends. A target of another root
+  // (id or kind) ends the mirror's topic with root-mismatch, as a link would.
+  Mirror(Document& source, Document& target, Scheduler& scheduler);
   ~Mirror();
   Document& document() { return *target_; }
   void Stop();
 
  private:
+  void Start(Document& source, Scheduler& scheduler);
+
   std::unique_ptr<Channel> a_, b_;
-  std::unique_ptr<Document> target_;
+  std::unique_ptr<Document> owned_;  // The target, when made here.
+  Document* target_;
   std::unique_ptr<Link> source_link_, target_link_;
 };
 

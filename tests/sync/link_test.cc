@@ -362,6 +362,39 @@ TEST_CASE("mirror keeps a second document in step", "[sync][link]") {
   CHECK(source.root().Get("back"));
 }
 
+TEST_CASE("mirror moves a given target holding other content to the source, then both ways",
+          "[sync][link]") {
+  ManualScheduler scheduler;
+  Document source(Kind::kObject);
+  Observable& list = source.Create(Kind::kArray);
+  REQUIRE(source.Set(source.root(), "list", Attach(list)));
+  REQUIRE(source.Push(list, std::string("a")));
+  // The same root, other content: a key the source lacks, one it holds with
+  // another value.
+  Document target(source.root().id(), Kind::kObject);
+  REQUIRE(target.Set(target.root(), "stale", true));
+  REQUIRE(target.Set(target.root(), "list", 5.0));
+  Mirror mirror(source, target, scheduler);
+  CHECK(&mirror.document() == &target);
+  scheduler.RunUntilIdle();
+  CHECK(TakeSnapshot(target) == TakeSnapshot(source));
+  CHECK(!target.root().Get("stale"));
+  // Equal ends: a change on either crosses.
+  Observable* mirrored = target.Find(list.id());  // The source's ids, taken.
+  REQUIRE(mirrored);
+  REQUIRE(target.Push(*mirrored, std::string("from target")));
+  REQUIRE(source.Set(source.root(), "from source", 1.0));
+  scheduler.RunUntilIdle();
+  CHECK(TakeSnapshot(target) == TakeSnapshot(source));
+  CHECK(list.size() == 2);
+  CHECK(target.root().Get("from source"));
+  // Stopped, they part.
+  mirror.Stop();
+  REQUIRE(source.Set(source.root(), "after", 1.0));
+  scheduler.RunUntilIdle();
+  CHECK(!target.root().Get("after"));
+}
+
 }  // namespace
 }  // namespace aweft::sync
 
