@@ -4,9 +4,10 @@
 #include <stdexcept>
 #include <string>
 
-// A tiny blocking HTTP/1.1 client for the admin endpoint (aweftctl and the
-// tests): POSIX sockets, one request per connection, over TLS (OpenSSL) for
-// https:// URLs.
+// A small blocking HTTP/1.1 client for the admin endpoint (aweftctl and the
+// tests): Boost.Beast, one request per connection, over TLS (OpenSSL) for
+// https:// URLs; an answer framed by its length, by chunks or by the end of
+// the stream is read whole.
 namespace aweft::admin {
 
 // The request could not be made or its answer not read.
@@ -19,7 +20,7 @@ struct HttpReply {
   int status = 0;
   std::string content_type;
   std::string body;
-  std::string headers;  // The header lines as received, for tests.
+  std::string headers;  // The header lines, "Name: value" joined by CRLF, for tests.
 };
 
 // Sends `method` `target` (path and query, already encoded) to `base`
