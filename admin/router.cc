@@ -242,21 +242,24 @@ Response Router::Route(const Request& request) {
     if (!get) return NotAllowed("GET", request);
     return JsonResponse(200, json::object{{"status", "ok"}});
   }
+  // The dashboard's page holds no data: served to anyone, it asks for the
+  // token and sends it with each of its requests (docs/admin.md).
+  if (path.empty()) {
+    if (!get) return NotAllowed("GET", request);
+    Response page;
+    page.content_type = "text/html; charset=utf-8";
+    page.body = std::string(DashboardHtml());
+    return page;
+  }
   Response refusal;
   auto token = query->find("token");
   if (!Authorized(request, token == query->end() ? "" : token->second, refusal)) return refusal;
 
   const std::string_view first = path.empty() ? "" : path[0];
   const std::string_view second = path.size() < 2 ? "" : path[1];
-  if (path.empty() || (path.size() == 1 && (first == "ready" || first == "metrics")) ||
+  if ((path.size() == 1 && (first == "ready" || first == "metrics")) ||
       (path.size() == 2 && first == "v1" && (second == "node" || second == "links"))) {
     if (!get) return NotAllowed("GET", request);
-    if (path.empty()) {
-      Response page;
-      page.content_type = "text/html; charset=utf-8";
-      page.body = std::string(DashboardHtml());
-      return page;
-    }
     if (first == "ready") return Ready();
     if (first == "metrics") {
       source_.CollectMetrics();

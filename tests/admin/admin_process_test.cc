@@ -308,10 +308,14 @@ TEST_CASE(
   }));
 }
 
-TEST_CASE("an admin token guards every route but /health", "[admin][process][refusal]") {
+TEST_CASE("an admin token guards every route but /health and the dashboard's page",
+          "[admin][process][refusal]") {
   AdminFixture f({"--admin-token", "admin-secret-1"});
   CHECK(f.GetJson("/health").at("status") == "ok");
-  for (const char* route : {"/", "/ready", "/metrics", "/v1/node", "/v1/links", "/v1/documents",
+  const HttpReply page = f.Get("/");
+  CHECK(page.status == 200);
+  CHECK(page.body.find("<input id=\"token\"") != std::string::npos);
+  for (const char* route : {"/ready", "/metrics", "/v1/node", "/v1/links", "/v1/documents",
                             "/v1/documents/x", "/v1/documents/x/commits"}) {
     INFO(route);
     HttpReply missing = f.Get(route);

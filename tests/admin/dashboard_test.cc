@@ -1,26 +1,46 @@
 // The dashboard in a real browser: headless Chromium (Debian's chromium,
 // installed by scripts/deps.sh) loads the page from a running node, and the
 // document a client created must be in the DOM its script rendered. A
-// screenshot is kept as a test artifact.
+// screenshot is kept as a test artifact. The login is driven as a user
+// would, over Chromium's DevTools protocol.
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
+#include <thread>
 
+#include "admin/http_client.h"
 #include "tests/admin/admin_fixture.h"
 
 namespace aweft::admin::testing {
 namespace {
 
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+namespace json = boost::json;
+using tcp = asio::ip::tcp;
+
+// Debian's chromium: the test fails without it, never skips.
 std::string Chromium() {
   for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
     if (std::filesystem::exists(path)) return path;
   }
+  FAIL("chromium is not installed: run scripts/deps.sh (Debian's chromium package)");
   return "";
 }
 
@@ -40,12 +60,158 @@ int Browse(const std::string& chromium, const TempDir& dir, const std::string& m
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Headless Chromium with a page open on `url`, driven over the DevTools
+// protocol (a WebSocket to the page): script runs in the page as a user's
+// typing and clicking would, and what it rendered is read back.
+class DevTools {
+ public:
+  DevTools(const std::string& chromium, const TempDir& dir, const std::string& url) {
+    const std::string log = dir.path() + "/devtools.log";
+    pid_ = fork();
+    if (pid_ == 0) {
+      freopen(log.c_str(), "w", stderr);
+      freopen("/dev/null", "w", stdout);
+      const std::string profile = "--user-data-dir=" + dir.path() + "/devtools-profile";
+      execl(chromium.c_str(), chromium.c_str(), "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--remote-debugging-port=0",
+            profile.c_str(), url.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/..."
+    const std::regex listening(R"(DevTools listening on ws://127\.0\.0\.1:(\d+)/)");
+    std::smatch found;
+    std::string said;
+    for (int i = 0; i < 300 && !std::regex_search(said, found, listening); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      said = ReadAll(log);
+    }
+    INFO(said);
+    REQUIRE(!found.empty());
+    const std::string base = "http://127.0.0.1:" + found[1].str();
+    // The page's own socket, from the list of targets.
+    std::string socket;
+    for (int i = 0; i < 100 && socket.empty(); ++i) {
+      const json::value targets = json::parse(HttpRequest(base, "GET", "/json/list").body);
+      for (const auto& target : targets.as_array()) {
+        if (target.at("type") == "page" && target.at("url").as_string().starts_with(url)) {
+          socket = std::string(target.at("webSocketDebuggerUrl").as_string());
+        }
+      }
+      if (socket.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE(!socket.empty());
+    const std::string host_port = socket.substr(5, socket.find('/', 5) - 5);
+    const std::string port = host_port.substr(host_port.find(':') + 1);
+    tcp::resolver resolver(io_);
+    asio::connect(ws_.next_layer(), resolver.resolve("127.0.0.1", port));
+    ws_.handshake(host_port, socket.substr(socket.find('/', 5)));
+  }
+  ~DevTools() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+
+  // The value of `expression` in the page (a promise awaited); null when
+  // it threw or the page was between documents.
+  json::value Eval(const std::string& expression) {
+    const uint64_t id = ++last_id_;
+    const json::object ask{
+        {"id", id},
+        {"method", "Runtime.evaluate"},
+        {"params", {{"expression", expression}, {"returnByValue", true}, {"awaitPromise", true}}}};
+    ws_.write(asio::buffer(json::serialize(ask)));
+    for (;;) {
+      beast::flat_buffer buffer;
+      bool done = false;
+      beast::error_code error;
+      ws_.async_read(buffer, [&](beast::error_code ec, size_t) {
+        error = ec;
+        done = true;
+      });
+      io_.restart();
+      io_.run_for(std::chrono::seconds(30));
+      REQUIRE(done);
+      REQUIRE(!error);
+      const json::value answer = json::parse(beast::buffers_to_string(buffer.data()));
+      if (!answer.is_object() || !answer.as_object().contains("id") || answer.at("id") != id) {
+        continue;  // An event, or an answer to an earlier question.
+      }
+      const json::value* result = answer.find_pointer("/result/result/value", ignored_);
+      return result ? *result : json::value(nullptr);
+    }
+  }
+  // Whether `expression` comes to be true within `limit`.
+  bool WaitFor(const std::string& expression,
+               std::chrono::milliseconds limit = std::chrono::seconds(15)) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+      if (Eval(expression) == json::value(true)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  asio::io_context io_;
+  websocket::stream<tcp::socket> ws_{io_};
+  uint64_t last_id_ = 0;
+  boost::system::error_code ignored_;
+};
+
+TEST_CASE("with admin_token set, the dashboard asks for the token and keeps it in the tab",
+          "[admin][dashboard]") {
+  const std::string chromium = Chromium();
+  AdminFixture f({"--admin-token", "dashboard-secret"});
+  f.admin_token = "dashboard-secret";
+  sync::Document doc(codec::Kind::kObject);
+  REQUIRE(doc.Set(doc.root(), "title", std::string("locked")));
+  f.Share("locked-doc", doc, 1);
+  const std::string page = f.node.admin_url() + "/";
+  DevTools browser(chromium, f.dir, page);
+  const std::string listed =
+      "[...document.querySelectorAll('td.doc-name')].some(e => e.textContent === 'locked-doc')";
+
+  // The page is served without the token, shows no data, and asks for it.
+  REQUIRE(browser.WaitFor(
+      "document.getElementById('problem').textContent.includes('enter the admin token')"));
+  CHECK(browser.Eval("document.querySelectorAll('td.doc-name').length") == json::value(0));
+  CHECK(browser.Eval("document.activeElement.id") == json::value("token"));
+  // A wrong token is refused, and said.
+  browser.Eval(
+      "document.getElementById('token').value = 'not-the-secret';"
+      "document.querySelector('#login button').click(); true");
+  CHECK(browser.WaitFor("document.getElementById('problem').textContent.includes('forbidden')"));
+  // Typed and submitted, as a user does: the documents appear.
+  browser.Eval(
+      "document.getElementById('token').value = 'dashboard-secret';"
+      "document.querySelector('#login button').click(); true");
+  CHECK(browser.WaitFor(listed));
+  CHECK(browser.Eval("document.getElementById('problem').textContent") == json::value(""));
+  // Kept for the tab, never in the URL.
+  CHECK(browser.Eval("sessionStorage.getItem('aweft-admin-token')") ==
+        json::value("dashboard-secret"));
+  CHECK(browser.Eval("location.href") == json::value(page));
+  // Reloaded, the tab still has it.
+  browser.Eval("location.reload(); true");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(browser.WaitFor(listed));
+  // An old link with ?token=: taken into the tab's session, dropped from the URL.
+  browser.Eval("sessionStorage.clear(); location.href = '/?token=dashboard-secret&doc=locked-doc'");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(browser.WaitFor(listed));
+  CHECK(browser.Eval("location.search") == json::value("?doc=locked-doc"));
+}
+
 TEST_CASE("the dashboard shows a document a client created, in headless Chromium",
           "[admin][dashboard]") {
   const std::string chromium = Chromium();
-  if (chromium.empty()) {
-    FAIL("chromium is not installed: run scripts/deps.sh (Debian's chromium package)");
-  }
   AdminFixture f({"--admin-token", "dashboard-secret"});
   f.admin_token = "dashboard-secret";
   sync::Document doc(codec::Kind::kObject);
