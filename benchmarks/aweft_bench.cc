@@ -16,6 +16,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +33,7 @@
 
 #include "benchmarks/cpu_ticks.h"
 #include "codec/frame.h"
+#include "node/cli.h"
 #include "sync/link.h"
 #include "sync/random.h"
 #include "sync/requests.h"
@@ -260,50 +263,60 @@ T Number(const std::string& flag, const std::string& text) {
 }
 
 Args Parse(int argc, char** argv) {
+  namespace po = boost::program_options;
+  po::options_description flags;
+  flags.add_options()("help,h", "")("light", "");
+  for (const char* flag : {"url", "clients", "writers", "docs", "rate", "duration", "node-pid",
+                           "window", "read-url", "json", "timeline", "plot", "prefix"}) {
+    flags.add_options()(flag, po::value<std::string>());
+  }
+  cli::Parsed parsed;
+  try {
+    parsed = cli::Parse(std::vector<std::string>(argv + 1, argv + argc), flags);
+    if (!parsed.positional.empty()) {
+      throw cli::UsageError("'" + parsed.positional.front() + "' is not a flag");
+    }
+  } catch (const cli::UsageError& e) {
+    throw std::runtime_error(std::string(e.what()) + ". fix: see aweft-bench --help");
+  }
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--help" || flag == "-h") {
+  for (const auto& [name, value] : parsed.flags) {
+    const std::string flag = "--" + name;
+    if (name == "help") {
       std::cout << kUsage;
       std::exit(0);
     }
-    if (flag == "--url")
-      a.url = next();
-    else if (flag == "--clients")
-      a.clients = Number<int>(flag, next());
-    else if (flag == "--writers")
-      a.writers = Number<int>(flag, next());
-    else if (flag == "--docs")
-      a.docs = Number<int>(flag, next());
-    else if (flag == "--rate")
-      a.rate = Number<double>(flag, next());
-    else if (flag == "--duration")
-      a.duration = Number<double>(flag, next());
-    else if (flag == "--light")
+    if (name == "url")
+      a.url = value;
+    else if (name == "clients")
+      a.clients = Number<int>(flag, value);
+    else if (name == "writers")
+      a.writers = Number<int>(flag, value);
+    else if (name == "docs")
+      a.docs = Number<int>(flag, value);
+    else if (name == "rate")
+      a.rate = Number<double>(flag, value);
+    else if (name == "duration")
+      a.duration = Number<double>(flag, value);
+    else if (name == "light")
       a.light = true;
-    else if (flag == "--node-pid")
-      a.node_pid = Number<int>(flag, next());
-    else if (flag == "--window")
-      a.window = Number<int>(flag, next());
-    else if (flag == "--read-url") {
-      std::istringstream list(next());
+    else if (name == "node-pid")
+      a.node_pid = Number<int>(flag, value);
+    else if (name == "window")
+      a.window = Number<int>(flag, value);
+    else if (name == "read-url") {
+      std::istringstream list(value);
       for (std::string url; std::getline(list, url, ',');) {
         if (!url.empty()) a.read_urls.push_back(url);
       }
-    } else if (flag == "--json")
-      a.json = next();
-    else if (flag == "--timeline")
-      a.timeline = next();
-    else if (flag == "--plot")
-      a.plot = next();
-    else if (flag == "--prefix")
-      a.prefix = next();
+    } else if (name == "json")
+      a.json = value;
+    else if (name == "timeline")
+      a.timeline = value;
+    else if (name == "plot")
+      a.plot = value;
     else
-      throw std::runtime_error("unknown flag " + flag + ". fix: see aweft-bench --help");
+      a.prefix = value;
   }
   if (a.writers < 1 || a.clients < a.writers || a.docs < 1 || a.window < 0 || a.rate < 0 ||
       a.duration <= 0) {

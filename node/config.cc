@@ -2,14 +2,39 @@
 
 #include <toml++/toml.h>
 
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <sstream>
+
+#include "node/cli.h"
 
 namespace aweft::node {
 namespace {
 
 [[noreturn]] void Bad(const std::string& key, const std::string& what) {
   throw ConfigError("config: '" + key + "' " + what + ". See docs/node.md for the keys.");
+}
+
+// Every key outside [[tokens]] and [[upstreams]], for "did you mean".
+std::vector<std::string> Keys() {
+  std::istringstream all(
+      "data listen admin admin_token admin_hosts allowed_origins log_level log_format node_id "
+      "threads storage.durability storage.snapshot_every_commits storage.snapshot_every_bytes "
+      "storage.history_commits limits.max_commit_bytes limits.max_deltas_per_commit "
+      "limits.max_topics_per_link limits.max_documents limits.max_requests_in_flight "
+      "limits.max_text_bytes limits.max_http_body_bytes limits.max_connections_per_address "
+      "limits.max_connections limits.send_queue_bytes limits.idle_timeout_seconds tls.cert_file "
+      "tls.key_file tls.ca_file documents.idle_evict_seconds documents.create "
+      "documents.max_frame_bytes tokens upstreams");
+  return {std::istream_iterator<std::string>(all), {}};
+}
+
+// A key no setting has, named with the nearest of `known`.
+[[noreturn]] void Unknown(const std::string& key, const std::vector<std::string>& known = Keys()) {
+  Bad(key, "is not a setting" + cli::DidYouMean(key, known));
 }
 
 std::string Text(const toml::node& node, const std::string& key) {
@@ -57,7 +82,7 @@ void ApplyStorage(const toml::table& table, storage::Options& out) {
     } else if (key == "storage.history_commits") {
       out.history_commits = Count(value, key);
     } else {
-      Bad(key, "is not a setting");
+      Unknown(key);
     }
   });
 }
@@ -90,7 +115,7 @@ void ApplyLimits(const toml::table& table, Limits& out) {
       out.idle_timeout = std::chrono::seconds(idle);
       return;
     }
-    Bad(key, "is not a setting");
+    Unknown(key);
   });
 }
 
@@ -145,7 +170,7 @@ void Apply(const toml::table& root, Config& config) {
         else if (k == "tls.ca_file")
           config.tls.ca_file = Text(v, k);
         else
-          Bad(k, "is not a setting");
+          Unknown(k);
       });
     } else if (key == "documents") {
       if (!value.is_table()) Bad(key, "must be a table");
@@ -158,7 +183,7 @@ void Apply(const toml::table& root, Config& config) {
           config.max_frame_bytes = Count(v, k);
           if (config.max_frame_bytes < 1024) Bad(k, "must be at least 1024");
         } else {
-          Bad(k, "is not a setting");
+          Unknown(k);
         }
       });
     } else if (key == "tokens" || key == "upstreams") {
@@ -178,7 +203,7 @@ void Apply(const toml::table& root, Config& config) {
             else if (k == at + ".write")
               token.write = Texts(v, k);
             else
-              Bad(k, "is not a setting");
+              Unknown(k, {at + ".token", at + ".read", at + ".write"});
           });
           if (token.secret.size() < 8) Bad(at + ".token", "must be at least 8 characters");
           config.tokens.push_back(std::move(token));
@@ -194,7 +219,7 @@ void Apply(const toml::table& root, Config& config) {
             else if (k == at + ".digest_seconds")
               upstream.digest_every = std::chrono::seconds(Count(v, k));
             else
-              Bad(k, "is not a setting");
+              Unknown(k, {at + ".url", at + ".names", at + ".token", at + ".digest_seconds"});
           });
           if (upstream.url.rfind("ws://", 0) != 0 && upstream.url.rfind("wss://", 0) != 0)
             Bad(at + ".url", "must be a ws:// or wss:// URL");
@@ -202,7 +227,7 @@ void Apply(const toml::table& root, Config& config) {
         }
       }
     } else {
-      Bad(key, "is not a setting");
+      Unknown(key);
     }
   });
 }
@@ -281,33 +306,95 @@ flags: AWEFT_ADMIN_TOKEN (admin_token), AWEFT_TOKENS (tokens, as TOML:
 )";
 }
 
+namespace {
+
+// The flags that set one key each, as the file would (Usage() lists them).
+const std::map<std::string, std::string> kFlagKeys{{"data", "data"},
+                                                   {"listen", "listen"},
+                                                   {"admin", "admin"},
+                                                   {"admin-token", "admin_token"},
+                                                   {"log-level", "log_level"},
+                                                   {"log-format", "log_format"},
+                                                   {"node-id", "node_id"},
+                                                   {"durability", "storage.durability"},
+                                                   {"threads", "threads"},
+                                                   {"tls-cert", "tls.cert_file"},
+                                                   {"tls-key", "tls.key_file"},
+                                                   {"tls-ca", "tls.ca_file"}};
+
+cli::Parsed ReadFlags(int argc, const char* const* argv) {
+  namespace po = boost::program_options;
+  po::options_description flags;
+  flags.add_options()("help,h", "")("version", "");
+  for (const char* flag : {"config", "upstream", "set"}) {
+    flags.add_options()(flag, po::value<std::string>());
+  }
+  for (const auto& [flag, key] : kFlagKeys)
+    flags.add_options()(flag.c_str(), po::value<std::string>());
+  try {
+    cli::Parsed parsed = cli::Parse(std::vector<std::string>(argv + 1, argv + argc), flags);
+    if (!parsed.positional.empty()) {
+      throw cli::UsageError("'" + parsed.positional.front() +
+                            "' is not a flag: aweft-node takes flags only");
+    }
+    return parsed;
+  } catch (const cli::UsageError& e) {
+    throw ConfigError(std::string("config: ") + e.what() + ". See --help.");
+  }
+}
+
+std::string Quote(const std::string& v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+// The TOML a flag stands for: `--data D` is `data = "D"`.
+std::string Snippet(const std::string& flag, const std::string& value) {
+  if (flag == "upstream") return "[[upstreams]]\nurl = " + Quote(value);
+  if (flag == "threads") {
+    // Not a number: quoted, so the error is the key's, not TOML's.
+    const bool digits =
+        !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+    return "threads = " + (digits ? value : Quote(value));
+  }
+  if (flag == "set") {
+    const size_t eq = value.find('=');
+    if (eq == std::string::npos)
+      throw ConfigError("config: --set takes KEY=VALUE, not '" + value + "'. See --help.");
+    std::string raw = value.substr(eq + 1);
+    // A bare word is text: --set log_level=debug.
+    const bool bare = !raw.empty() && raw.find_first_of("\"'[{") != 0 &&
+                      raw.find_first_not_of("0123456789-_.") != std::string::npos &&
+                      raw != "true" && raw != "false";
+    return value.substr(0, eq) + " = " + (bare ? Quote(raw) : raw);
+  }
+  return kFlagKeys.at(flag) + " = " + Quote(value);
+}
+
+}  // namespace
+
 Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) {
   Config config;
   help = version = false;
-  std::vector<std::string> args(argv + 1, argv + argc);
+  const cli::Parsed parsed = ReadFlags(argc, argv);
   // The file first, wherever --config stands; then every flag in order.
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] != "--config") continue;
-    if (i + 1 >= args.size()) throw ConfigError("config: --config needs a FILE. See --help.");
+  for (const auto& [flag, file] : parsed.flags) {
+    if (flag != "config") continue;
     toml::table table;
     try {
-      table = toml::parse_file(args[i + 1]);
+      table = toml::parse_file(file);
     } catch (const toml::parse_error& e) {
       std::ostringstream out;
-      out << "config: " << args[i + 1] << " line " << e.source().begin.line << ": "
-          << e.description() << ". Fix the file (docs/node.md).";
+      out << "config: " << file << " line " << e.source().begin.line << ": " << e.description()
+          << ". Fix the file (docs/node.md).";
       throw ConfigError(out.str());
     }
     Apply(table, config);
   }
-  auto quote = [](const std::string& v) {
-    std::string out = "\"";
-    for (char c : v) {
-      if (c == '"' || c == '\\') out.push_back('\\');
-      out.push_back(c);
-    }
-    return out + "\"";
-  };
   // Secrets from the environment, after the file and before the flags: so
   // they need be in neither, and do not show in ps (docs/node.md "Settings").
   struct FromEnvironment {
@@ -321,68 +408,17 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
         FromEnvironment{"AWEFT_TLS_KEY_FILE", "tls.key_file", false}}) {
     const char* value = std::getenv(variable);
     if (!value || !*value) continue;
-    Apply(Parse(std::string(key) + " = " + (toml ? std::string(value) : quote(value)), variable),
+    Apply(Parse(std::string(key) + " = " + (toml ? std::string(value) : Quote(value)), variable),
           config);
   }
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--help" || flag == "-h") {
+  for (const auto& [flag, value] : parsed.flags) {
+    if (flag == "help") {
       help = true;
-      continue;
-    }
-    if (flag == "--version") {
+    } else if (flag == "version") {
       version = true;
-      continue;
+    } else if (flag != "config") {
+      Apply(Parse(Snippet(flag, value), "--" + flag), config);
     }
-    if (i + 1 >= args.size())
-      throw ConfigError("config: " + flag + " needs a value, or is not a flag. See --help.");
-    const std::string& value = args[++i];
-    std::string snippet;
-    if (flag == "--config")
-      continue;
-    else if (flag == "--data")
-      snippet = "data = " + quote(value);
-    else if (flag == "--listen")
-      snippet = "listen = " + quote(value);
-    else if (flag == "--admin")
-      snippet = "admin = " + quote(value);
-    else if (flag == "--admin-token")
-      snippet = "admin_token = " + quote(value);
-    else if (flag == "--log-level")
-      snippet = "log_level = " + quote(value);
-    else if (flag == "--log-format")
-      snippet = "log_format = " + quote(value);
-    else if (flag == "--node-id")
-      snippet = "node_id = " + quote(value);
-    else if (flag == "--durability")
-      snippet = "storage.durability = " + quote(value);
-    else if (flag == "--threads") {
-      // Not a number: quoted, so the error is the key's, not TOML's.
-      const bool digits =
-          !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-      snippet = "threads = " + (digits ? value : quote(value));
-    } else if (flag == "--tls-cert")
-      snippet = "tls.cert_file = " + quote(value);
-    else if (flag == "--tls-key")
-      snippet = "tls.key_file = " + quote(value);
-    else if (flag == "--tls-ca")
-      snippet = "tls.ca_file = " + quote(value);
-    else if (flag == "--upstream")
-      snippet = "[[upstreams]]\nurl = " + quote(value);
-    else if (flag == "--set") {
-      const size_t eq = value.find('=');
-      if (eq == std::string::npos)
-        throw ConfigError("config: --set takes KEY=VALUE, not '" + value + "'. See --help.");
-      std::string raw = value.substr(eq + 1);
-      // A bare word is text: --set log_level=debug.
-      const bool bare = !raw.empty() && raw.find_first_of("\"'[{") != 0 &&
-                        raw.find_first_not_of("0123456789-_.") != std::string::npos &&
-                        raw != "true" && raw != "false";
-      snippet = value.substr(0, eq) + " = " + (bare ? quote(raw) : raw);
-    } else {
-      throw ConfigError("config: '" + flag + "' is not a flag. See --help.");
-    }
-    Apply(Parse(snippet, flag), config);
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
     throw ConfigError(

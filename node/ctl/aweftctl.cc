@@ -5,6 +5,7 @@
 
 #include <boost/json/error.hpp>
 #include <boost/json/value.hpp>
+#include <boost/program_options/options_description.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "codec/frame.h"
 #include "codec/id.h"
 #include "codec/json.h"
+#include "node/cli.h"
 #include "node/ctl/ctl_commands.h"
 #include "node/json/commit_json.h"
 
@@ -107,7 +109,7 @@ UsageError BadUsage(const std::string& detail) {
   return UsageError("bad-usage: " + detail + ". Run 'aweftctl --help' for the commands and flags");
 }
 
-Options ParseArgs(const std::vector<std::string_view>& args) {
+Options ParseArgs(const std::vector<std::string>& args) {
   Options options;
   if (args.empty()) throw BadUsage("no command given");
   if (args[0] == "decode") {
@@ -115,26 +117,29 @@ Options ParseArgs(const std::vector<std::string_view>& args) {
   } else if (args[0] == "encode") {
     options.command = Command::kEncode;
   } else {
-    throw BadUsage("unknown command '" + std::string(args[0]) + "'");
+    std::vector<std::string> commands = aweft::node::ctl::DocumentCommands();
+    commands.insert(commands.end(), {"decode", "encode", "help"});
+    throw BadUsage("unknown command '" + args[0] + "'" + aweft::cli::DidYouMean(args[0], commands));
   }
-  bool have_file = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    if (arg == "--frame") {
-      options.frame = true;
-    } else if (arg == "--binary") {
-      options.binary = true;
-    } else if (arg == "--lines") {
-      options.lines = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      throw BadUsage("unknown flag '" + std::string(arg) + "'");
-    } else if (have_file) {
-      throw BadUsage("more than one FILE given ('" + std::string(arg) + "')");
-    } else {
-      have_file = true;
-      if (arg != "-") options.file = arg;
-    }
+  namespace po = boost::program_options;
+  po::options_description flags;
+  flags.add_options()("frame", "")("binary", "")("lines", "");
+  aweft::cli::Parsed parsed;
+  try {
+    parsed = aweft::cli::Parse({args.begin() + 1, args.end()}, flags);
+  } catch (const aweft::cli::UsageError& e) {
+    throw BadUsage(e.what());
   }
+  for (const auto& [flag, value] : parsed.flags) {
+    options.frame |= flag == "frame";
+    options.binary |= flag == "binary";
+    options.lines |= flag == "lines";
+  }
+  if (parsed.positional.size() > 1) {
+    throw BadUsage("more than one FILE given ('" + parsed.positional[1] + "')");
+  }
+  if (!parsed.positional.empty() && parsed.positional[0] != "-")
+    options.file = parsed.positional[0];
   if (options.binary && options.lines) {
     throw BadUsage("--binary and --lines cannot be combined");
   }
@@ -273,9 +278,9 @@ int Run(const Options& options) {
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "help") args[0] = "--help";
-  for (std::string_view arg : args) {
+  for (const std::string& arg : args) {
     if (arg == "--help" || arg == "-h") {
       std::cout << kHelp;
       return kExitOk;

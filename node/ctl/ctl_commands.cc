@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "codec/json.h"
+#include "node/cli.h"
 #include "node/ctl/ctl_backend.h"
 #include "node/json/commit_json.h"
 
@@ -26,10 +29,7 @@ namespace json = boost::json;
 
 constexpr size_t kPage = 1000;  // The admin endpoint's largest page.
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using UsageError = cli::UsageError;
 
 struct Options {
   std::string command;
@@ -49,32 +49,30 @@ bool NodeOnly(std::string_view command) {
   return command == "links" || command == "node" || command == "health";
 }
 
-Options Parse(const std::vector<std::string_view>& args) {
+Options Parse(const std::vector<std::string>& args) {
   Options options;
-  options.command = std::string(args[0]);
+  options.command = args[0];
   if (const char* token = std::getenv("AWEFT_ADMIN_TOKEN")) options.token = token;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string arg(args[i]);
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UsageError(arg + " needs a value");
-      return std::string(args[++i]);
-    };
-    if (arg == "--json")
-      options.json = true;
-    else if (arg == "--node")
-      options.node = value();
-    else if (arg == "--token")
-      options.token = value();
-    else if (arg == "--data")
-      options.data = value();
-    else if (arg == "--at" || arg == "--since" || arg == "--limit" || arg == "--prefix" ||
-             arg == "--name")
-      options.values[arg.substr(2)] = value();
-    else if (arg.size() > 1 && arg[0] == '-')
-      throw UsageError("unknown flag '" + arg + "'");
-    else
-      options.positional.push_back(arg);
+  boost::program_options::options_description flags;
+  flags.add_options()("json", "");
+  const char* const value_flags[] = {"node",  "token",  "data", "at",
+                                     "since", "prefix", "name", "limit"};  // not a reason: a flag
+  for (const char* flag : value_flags) {
+    flags.add_options()(flag, boost::program_options::value<std::string>());
   }
+  cli::Parsed parsed = cli::Parse({args.begin() + 1, args.end()}, flags);
+  const std::map<std::string, std::string*> fields{
+      {"node", &options.node}, {"token", &options.token}, {"data", &options.data}};
+  for (const auto& [flag, value] : parsed.flags) {
+    if (flag == "json") {
+      options.json = true;
+    } else if (auto it = fields.find(flag); it != fields.end()) {
+      *it->second = value;
+    } else {
+      options.values[flag] = value;
+    }
+  }
+  options.positional = std::move(parsed.positional);
   const size_t arity = kArity.find(options.command)->second;
   if (options.positional.size() != arity) {
     throw UsageError("'" + options.command + "' takes " + std::to_string(arity) +
@@ -417,7 +415,13 @@ int Dispatch(Backend& backend, const Options& options) {
 
 bool IsDocumentCommand(std::string_view command) { return kArity.count(command) > 0; }
 
-int RunDocumentCommand(const std::vector<std::string_view>& args) {
+std::vector<std::string> DocumentCommands() {
+  std::vector<std::string> names;
+  for (const auto& [name, arity] : kArity) names.push_back(name);
+  return names;
+}
+
+int RunDocumentCommand(const std::vector<std::string>& args) {
   try {
     const Options options = Parse(args);
     Number(options, "at");  // Checked before anything is reached.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,11 +14,12 @@ constexpr int kExitRefused = 1;      // The node or the store refused.
 constexpr int kExitUsage = 2;        // Bad flags or arguments.
 constexpr int kExitUnreachable = 3;  // No node answers there, or no store opens.
 
-// True for the commands this file runs.
+// True for the commands this file runs; and their names.
 bool IsDocumentCommand(std::string_view command);
+std::vector<std::string> DocumentCommands();
 
 // Runs `args` (the command first) and returns the exit status; prints
 // errors itself.
-int RunDocumentCommand(const std::vector<std::string_view>& args);
+int RunDocumentCommand(const std::vector<std::string>& args);
 
 }  // namespace aweft::node::ctl

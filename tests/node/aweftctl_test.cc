@@ -407,6 +407,23 @@ TEST_CASE("bad usage exits 2 with a reason and a fix on stderr", "[node][aweftct
   }
 }
 
+TEST_CASE("a mistyped command or flag is refused with the nearest one", "[node][aweftctl]") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"decod", "unknown command 'decod' (did you mean decode?)"},
+      {"shw x", "unknown command 'shw' (did you mean show?)"},
+      {"decode --frme", "'--frme' is not a flag (did you mean --frame?)"},
+      {"docs --prefx a", "'--prefx' is not a flag (did you mean --prefix?)"},
+      {"history x --limit", "--limit"},             // No value.
+      {"zzzzzz", "unknown command 'zzzzzz'. Run"},  // Nothing near.
+  };
+  for (const auto& [args, says] : cases) {
+    CAPTURE(args);
+    Run run = Aweftctl(args, "");
+    CHECK(run.status == 2);
+    CHECK(run.err.find(says) != std::string::npos);
+  }
+}
+
 TEST_CASE("aweftctl --help and --version exit 0", "[node][aweftctl]") {
   Run help = Aweftctl("--help");
   CHECK(help.status == 0);

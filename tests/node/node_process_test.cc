@@ -603,5 +603,35 @@ TEST_CASE("a bad setting exits 2 naming it", "[node][process][refusal]") {
   }
 }
 
+TEST_CASE("a mistyped flag or key is refused with the nearest one", "[node][process][refusal]") {
+  Fixture f;
+  struct Case {
+    std::string args, says;
+  };
+  const std::string data = " --data " + f.dir.path() + "/data --admin off";
+  const Case cases[] = {
+      {"--dat x", "'--dat' is not a flag (did you mean --data?). See --help."},
+      {"--listne 127.0.0.1:0" + data, "'--listne' is not a flag (did you mean --listen?)"},
+      {"--set limits.max_conections=5" + data,
+       "'limits.max_conections' is not a setting (did you mean limits.max_connections?)"},
+      {"--set storage.durabilty=sync" + data, "(did you mean storage.durability?)"},
+      {"--set tokens=[{tokn=\"12345678\"}]" + data,
+       "'tokens[0].tokn' is not a setting (did you mean tokens[0].token?)"},
+      {"--frobnicate 1" + data, "'--frobnicate' is not a flag. See --help."},  // Nothing near.
+      {"--data", "--data"},                                                    // No value.
+      {"stray" + data, "'stray' is not a flag: aweft-node takes flags only"},
+  };
+  for (const Case& c : cases) {
+    const Ran ran = RunNode(f.dir.path(), c.args);
+    INFO(c.args << "\nstderr: " << ran.err);
+    CHECK(ran.status == 2);
+    CHECK_THAT(ran.err, Catch::StartsWith("aweft-node: config: ") && Catch::Contains(c.says));
+  }
+  // --name=value is --name value.
+  const Ran joined = RunNode(f.dir.path(), "--threads=two" + data);
+  CHECK(joined.status == 2);
+  CHECK_THAT(joined.err, Catch::Contains("'threads'"));
+}
+
 }  // namespace
 }  // namespace aweft::node::testing
