@@ -72,13 +72,21 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   Traffic traffic() const { return {bytes_in_, bytes_out_, queued_bytes_}; }
 
   // Queues a message. False, queuing nothing, when it would pass
-  // max_queued_bytes.
+  // max_queued_bytes. The bound is on the backlog: one message larger than
+  // it at a time (a large document's state) is not counted, so it goes, with
+  // the bound's worth of others around it.
   bool Send(bool binary, std::string bytes) {
     const size_t size = bytes.size();
     const size_t limit = options.max_queued_bytes;
-    if (limit > 0 && queued_bytes_ + size > limit) return false;
+    const bool exempt = limit > 0 && size > limit && exempt_bytes_ == 0;
+    if (limit > 0 && !exempt && queued_bytes_ - exempt_bytes_ + size > limit) return false;
     if (closing_) return true;
+    if (exempt) {
+      exempt_bytes_ = size;
+      exempt_seq_ = pushed_;
+    }
     queued_bytes_ += size;
+    ++pushed_;
     outbox_.emplace_back(binary, std::move(bytes));
     wake_.cancel();
     return true;
@@ -92,8 +100,10 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     while (outbox_.size() > keep) {
       queued_bytes_ -= outbox_.back().second.size();
       outbox_.pop_back();
+      if (--pushed_ == exempt_seq_) exempt_bytes_ = 0;
     }
     queued_bytes_ += last.size();
+    ++pushed_;
     outbox_.emplace_back(true, std::move(last));
     ArmDeadline();
     CloseAfterDrain();
@@ -135,9 +145,11 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   }
 
   // A message left the outbox for the socket.
+  // The message at the front of the outbox is written (and goes next).
   void Sent(size_t bytes) {
     bytes_out_ += bytes;
     queued_bytes_ -= bytes;
+    if (popped_++ == exempt_seq_) exempt_bytes_ = 0;
   }
 
   void ArmDeadline() {
@@ -154,6 +166,10 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
 
  private:
   uint64_t bytes_in_ = 0, bytes_out_ = 0, queued_bytes_ = 0;
+  // The one message over max_queued_bytes not counted against it, if any:
+  // its size, and its place in the order of messages queued (pushed_ counts
+  // those queued, popped_ those written).
+  uint64_t exempt_bytes_ = 0, exempt_seq_ = UINT64_MAX, pushed_ = 0, popped_ = 0;
 };
 
 namespace {

@@ -36,8 +36,9 @@ class WebSocketChannel : public TextChannel {
     // The most bytes handed to the channel and not yet written to the
     // socket. Past it the other end is reading too slowly: what is unsent
     // is dropped, a fault `limit` is sent in its place, and the connection
-    // closes (at once if that fault is not taken within 5 s). 0: no bound.
-    // Default: 8 MiB.
+    // closes (at once if that fault is not taken within 5 s). It bounds the
+    // backlog: one message larger than it at a time (up to max_message) is
+    // not counted. 0: no bound. Default: 8 MiB.
     size_t max_queued_bytes = 8 << 20;
     // With nothing arriving for half of it, a ping is sent; with nothing,
     // not even the pong, for all of it, the connection ends (idle or half

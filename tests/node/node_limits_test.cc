@@ -180,6 +180,49 @@ TEST_CASE("a reader that stops reading is cut off at its send-queue bound, and w
              Catch::Contains("aweft_faults_total{reason=\"limit\",origin=\"local\"} 1"));
 }
 
+TEST_CASE("a document larger than the send-queue bound is opened whole, here and from below",
+          "[node][process][limits]") {
+  Fixture f;
+  const std::vector<std::string> bound{"--set", "limits.send_queue_bytes=65536", "--log-level",
+                                       "info"};
+  NodeProcess above(f.dir.path() + "/above", bound);
+  above.Start();
+  Document doc(codec::Kind::kObject);
+  Client writer(f.io, f.scheduler, above.url());
+  f.Create(writer, "big", doc);
+  // 600 KiB in six commits of 100 KiB: each within max_commit_bytes, the
+  // document's state nine times the bound.
+  const std::string chunk(100 << 10, 'x');
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE(doc.Set(doc.root(), "k" + std::to_string(i), chunk + std::to_string(i)));
+  }
+  REQUIRE(RunUntil(f.io, [&] { return writer.link->stats().commits_out >= 6; }));
+  RunUntil(
+      f.io, [] { return false; }, std::chrono::milliseconds(300));  // Stored.
+  auto whole = [&](Shared* shared) {
+    const codec::Value* last = shared->ready() ? shared->document()->root().Get("k5") : nullptr;
+    return last && *last == codec::Value(chunk + "5");
+  };
+  Client reader(f.io, f.scheduler, above.url());
+  Shared* read = f.ShareOrFail(reader, "big", nullptr);
+  CHECK(RunUntil(
+      f.io, [&] { return whole(read); }, std::chrono::seconds(10)));
+  INFO("the node's log: " << above.Drain());
+  INFO("the reader's end: " << (reader.channel->ended() ? reader.channel->end_reason()->message
+                                                        : std::string("none")));
+  CHECK(!reader.channel->ended());
+
+  std::vector<std::string> below_args = bound;
+  below_args.insert(below_args.end(), {"--upstream", above.url()});
+  NodeProcess below(f.dir.path() + "/below", below_args);
+  below.Start();
+  Client far(f.io, f.scheduler, below.url());
+  Shared* far_read = f.ShareOrFail(far, "big", nullptr);
+  CHECK(RunUntil(
+      f.io, [&] { return whole(far_read); }, std::chrono::seconds(20)));
+  CHECK(!far.channel->ended());
+}
+
 TEST_CASE("a peer that answers no ping is closed after the idle timeout, and a live one stays",
           "[node][process][limits]") {
   Fixture f;
