@@ -300,7 +300,7 @@ Response Router::Ready() {
 }
 
 Response Router::List(const Query& query) {
-  if (auto bad = OnlyKnown(query, {"prefix", "after", "limit"})) {  // not a reason
+  if (auto bad = OnlyKnown(query, {"prefix", "contains", "after", "limit"})) {  // not a reason
     return ProblemResponse(*bad);
   }
   auto limit = Number(query, "limit", 100, 1, kMaxLimit);  // not a reason
@@ -308,6 +308,7 @@ Response Router::List(const Query& query) {
   DocumentQuery page;
   if (auto it = query.find("prefix"); it != query.end()) page.prefix = it->second;
   if (auto it = query.find("after"); it != query.end()) page.after = it->second;
+  if (auto it = query.find("contains"); it != query.end()) page.contains = it->second;
   page.limit = std::get<uint64_t>(limit);
   return JsonResponse(200, source_.Documents(page));
 }

@@ -22,9 +22,10 @@ struct Check {
 
 // A page of the document list.
 struct DocumentQuery {
-  std::string prefix;  // Only names starting with it.
-  std::string after;   // Only names sorting after it (the previous page's last).
-  size_t limit = 100;  // At most this many (1..1000).
+  std::string prefix;    // Only names starting with it.
+  std::string contains;  // Only names holding it (anywhere; empty: any).
+  std::string after;     // Only names sorting after it (the previous page's last).
+  size_t limit = 100;    // At most this many (1..1000).
 };
 
 // What the admin endpoint asks of the node: plain JSON answers in the shapes

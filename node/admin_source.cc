@@ -150,9 +150,20 @@ json::array NodeAdmin::LinksOf(std::string_view name) {
 }
 
 json::object NodeAdmin::Documents(const admin::DocumentQuery& query) {
-  // One more than asked: whether there is a next page.
-  std::vector<storage::DocumentInfo> infos =
-      node_.store().List(query.prefix, query.after, query.limit + 1);
+  // One more than asked: whether there is a next page. With `contains`,
+  // the names are read a thousand at a time until enough hold it.
+  std::vector<storage::DocumentInfo> infos;
+  for (std::string after = query.after; infos.size() <= query.limit;) {
+    std::vector<storage::DocumentInfo> read =
+        node_.store().List(query.prefix, after, query.contains.empty() ? query.limit + 1 : 1000);
+    if (read.empty()) break;
+    after = read.back().name;
+    for (auto& info : read) {
+      if (infos.size() <= query.limit && info.name.find(query.contains) != std::string::npos) {
+        infos.push_back(std::move(info));
+      }
+    }
+  }
   const bool more = infos.size() > query.limit;
   if (more) infos.pop_back();
   json::array documents;

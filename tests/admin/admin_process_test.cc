@@ -75,7 +75,8 @@ TEST_CASE("/ready is ready on an idle node below once its upstream answers", "[a
       f.io, [&] { return f.Get("/ready").status == 503; }, std::chrono::seconds(5)));
 }
 
-TEST_CASE("documents are listed by prefix, a page at a time", "[admin][process]") {
+TEST_CASE("documents are listed by prefix or by what they contain, a page at a time",
+          "[admin][process]") {
   AdminFixture f;
   Document a(Kind::kObject), b(Kind::kArray), c(Kind::kMap);
   REQUIRE(a.Set(a.root(), "x", 1.0));
@@ -101,6 +102,18 @@ TEST_CASE("documents are listed by prefix, a page at a time", "[admin][process]"
   json::value next = f.GetJson("/v1/documents?prefix=team%2F&limit=1&after=team%2Fa");
   CHECK(next.at("documents").at(0).at("name") == "team/b");
   CHECK(next.at("next").is_null());
+
+  // Anywhere in the name: "e" is in "team/a", "team/b" and "zed"; "/b" in one.
+  json::value holding = f.GetJson("/v1/documents?contains=e&limit=2");
+  REQUIRE(holding.at("documents").as_array().size() == 2);
+  CHECK(holding.at("next") == "team/b");
+  holding = f.GetJson("/v1/documents?contains=e&limit=2&after=team%2Fb");
+  CHECK(holding.at("documents").at(0).at("name") == "zed");
+  CHECK(holding.at("next").is_null());
+  holding = f.GetJson("/v1/documents?contains=%2Fb");
+  REQUIRE(holding.at("documents").as_array().size() == 1);
+  CHECK(holding.at("documents").at(0).at("name") == "team/b");
+  CHECK(f.GetJson("/v1/documents?contains=nothing-holds-this").at("documents").as_array().empty());
 
   for (const char* bad : {"/v1/documents?limit=0", "/v1/documents?limit=5000",
                           "/v1/documents?limit=x", "/v1/documents?page=2"}) {
