@@ -153,16 +153,16 @@ json::object NodeAdmin::Documents(const admin::DocumentQuery& query) {
   // One more than asked: whether there is a next page. With `contains`,
   // the names are read a thousand at a time until enough hold it.
   std::vector<storage::DocumentInfo> infos;
+  const size_t chunk = query.contains.empty() ? query.limit + 1 : 1000;
   for (std::string after = query.after; infos.size() <= query.limit;) {
-    std::vector<storage::DocumentInfo> read =
-        node_.store().List(query.prefix, after, query.contains.empty() ? query.limit + 1 : 1000);
-    if (read.empty()) break;
-    after = read.back().name;
+    std::vector<storage::DocumentInfo> read = node_.store().List(query.prefix, after, chunk);
+    if (!read.empty()) after = read.back().name;  // Before the names move out.
     for (auto& info : read) {
       if (infos.size() <= query.limit && info.name.find(query.contains) != std::string::npos) {
         infos.push_back(std::move(info));
       }
     }
+    if (read.size() < chunk) break;  // The end of the list: no more to read.
   }
   const bool more = infos.size() > query.limit;
   if (more) infos.pop_back();

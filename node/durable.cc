@@ -53,7 +53,7 @@ void DurableScheduler::Pump() {
     auto work = std::move(waiting_.front().work);
     const auto since = waiting_.front().since;
     waiting_.pop_front();
-    if (since && forwarded_) forwarded_(std::chrono::steady_clock::now() - *since);
+    if (since) forwarded_(std::chrono::steady_clock::now() - *since);
     work();
   }
   if (in_flight_) return;
