@@ -98,6 +98,7 @@ json::object NodeAdmin::Config() const {
                                  {"create", Texts(c.create)},
                                  {"max_frame_bytes", c.max_frame_bytes}}},
       {"limits", json::object{{"max_commit_bytes", c.limits.max_commit_bytes},
+                              {"max_document_bytes", c.limits.max_document_bytes},
                               {"max_deltas_per_commit", c.limits.max_deltas_per_commit},
                               {"max_topics_per_link", c.limits.max_topics_per_link},
                               {"max_documents", c.limits.max_documents},
@@ -244,6 +245,18 @@ admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) 
   }
   auto exported = ExportFromJson(body);
   if (!exported) return admin::MakeProblem(exported.error(), 400);
+  uint64_t bytes = 0;
+  if (exported->commit) {
+    for (const codec::Delta& d : exported->commit->deltas)
+      bytes += sync::SlotBytes(d.ref.key, *d.value);
+  }
+  if (bytes > node_.config().limits.max_document_bytes) {
+    return admin::MakeProblem(
+        Refusal{Reason::kLimit, "the document is " + std::to_string(bytes) + " bytes, over " +
+                                    std::to_string(node_.config().limits.max_document_bytes) +
+                                    " (limits.max_document_bytes)"},
+        413);
+  }
   auto document = node_.hub().Load(
       std::string(name), codec::RootRef{std::string(exported->root.view()), exported->kind});
   if (!document) return document.error();

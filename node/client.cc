@@ -80,7 +80,7 @@ codec::Result<void> Client::Share(const std::string& name, sync::Document& docum
   for (codec::Commit& commit : unconfirmed) Hold(entry, std::move(commit));
   Watch(name, entry);
   if (!entry.unconfirmed.empty()) Confirm();
-  if (requests_) Attach(name);
+  if (requests_) Queue(name);
   return {};
 }
 
@@ -129,13 +129,14 @@ void Client::Open(const std::string& name, std::function<void(sync::Document&)> 
   entry.handlers.fault = [failed](const std::string& reason, const std::string&) {
     if (failed) failed(reason);
   };
-  if (requests_) Attach(name);
+  if (requests_) Queue(name);
 }
 
 void Client::Forget(const std::string& name) {
   auto it = entries_.find(name);
   if (it == entries_.end()) return;
   if (it->second.shared) it->second.shared->Stop();
+  if (it->second.attached) it->second.attached();
   if (it->second.document && !it->second.owned && !it->second.lifetime.expired()) {
     it->second.document->Unwatch(it->second.watch);
   }
@@ -213,7 +214,7 @@ void Client::Connect() {
   ++connections_;
   // First: a node's `hello` makes it a peer above before any of its frames.
   if (on_connected_) on_connected_();
-  for (auto& [name, entry] : entries_) Attach(name);
+  for (auto& [name, entry] : entries_) Queue(name);
 }
 
 void Client::OnConnected(std::function<void()> fn) {
@@ -267,9 +268,14 @@ void Client::Break(const codec::Refusal& why) {
 
 void Client::OnLost() {
   live_ = false;
+  ++round_;
+  waiting_.clear();
+  attaching_ = 0;
+  attaching_bytes_ = 0;
   for (auto& [name, entry] : entries_) {
     entry.shared = nullptr;
     entry.sending = false;
+    entry.attached = nullptr;
   }
   std::string why = "the connection closed";
   if (channel_ && channel_->end_reason()) why = channel_->end_reason()->message;
@@ -304,29 +310,70 @@ void Client::OnLost() {
   });
 }
 
-void Client::Attach(const std::string& name) {
+void Client::Queue(const std::string& name) {
+  waiting_.push_back(name);
+  AttachNext();
+}
+
+void Client::AttachNext() {
+  while (!waiting_.empty() &&
+         (attaching_ == 0 || attaching_bytes_ < options_.resync_window_bytes)) {
+    const std::string name = std::move(waiting_.front());
+    waiting_.pop_front();
+    auto it = entries_.find(name);
+    if (it == entries_.end() || it->second.attached) continue;
+    // Opened, not yet here: its size is not known, and counts nothing.
+    const uint64_t bytes = it->second.document ? it->second.document->bytes() : 0;
+    ++attaching_;
+    attaching_bytes_ += bytes;
+    // Once, on this connection: the state is in, or the share ended.
+    std::weak_ptr<Client*> self = self_;
+    it->second.attached = [self, name, bytes, round = round_,
+                           once = std::make_shared<bool>(false)] {
+      auto alive = self.lock();
+      if (std::exchange(*once, true) || !alive || !*alive || (*alive)->round_ != round) return;
+      Client& client = **alive;
+      auto e = client.entries_.find(name);
+      if (e != client.entries_.end()) e->second.attached = nullptr;
+      --client.attaching_;
+      client.attaching_bytes_ -= bytes;
+      // Not from inside the link's callback that settled it.
+      asio::post(client.executor_, [self] {
+        if (auto a = self.lock(); a && *a) (*a)->AttachNext();
+      });
+    };
+    Attach(name, it->second.attached);
+  }
+}
+
+void Client::Attach(const std::string& name, const std::function<void()>& attached) {
   std::weak_ptr<Client*> self = self_;
   // First ask whether the node holds the name: only then may a resync move
   // this end (a node that lost it would otherwise hand back an empty one).
-  requests_->Ask("has", ToJson(node::HasAsk{name}), [self, name](sync::AskResult answer) {
+  requests_->Ask("has", ToJson(node::HasAsk{name}), [self, name, attached](sync::AskResult answer) {
     auto alive = self.lock();
     if (!alive || !*alive) return;
     Client& client = **alive;
     auto it = client.entries_.find(name);
-    if (it == client.entries_.end() || !client.link_) return;
+    if (it == client.entries_.end() || !client.link_) return attached();
     Entry& entry = it->second;
     if (!answer) {
+      attached();
       if (answer.error().reason != codec::Spelled(codec::Reason::kClosed) && entry.handlers.fault) {
         entry.handlers.fault(answer.error().reason, answer.error().message);
       }
       return;
     }
     auto held = node::ParseHasAnswer(*answer);
-    if (!held) return client.Break(held.error());
+    if (!held) {
+      attached();
+      return client.Break(held.error());
+    }
     client.Answered();
     const bool holds = held->has_value();
     if (!entry.document) {  // Open(): make the document from the node's root.
       if (!holds) {
+        attached();
         if (entry.handlers.fault) {
           entry.handlers.fault(codec::Spelled(codec::Reason::kNoDocument),
                                "the node holds no \"" + name + "\"");
@@ -349,7 +396,13 @@ void Client::Attach(const std::string& name) {
       }
       if (user_refused) user_refused(refused);
     };
-    handlers.synced = [self, name, user_synced, user_ready](sync::Document& document) {
+    auto user_fault = entry.handlers.fault;
+    handlers.fault = [attached, user_fault](const std::string& reason, const std::string& message) {
+      attached();
+      if (user_fault) user_fault(reason, message);
+    };
+    handlers.synced = [self, name, user_synced, user_ready, attached](sync::Document& document) {
+      attached();
       auto a = self.lock();
       if (!a || !*a) return;
       auto e = (*a)->entries_.find(name);
@@ -362,9 +415,10 @@ void Client::Attach(const std::string& name) {
     };
     // Held there: ask for its state in the first open, and yield to it.
     auto shared = client.link_->Share(name, entry.document, std::move(handlers), holds);
-    if (!shared) return;
+    if (!shared) return attached();
     entry.shared = *shared;
     if (!holds) {
+      attached();
       entry.sending = true;  // The node takes this end's state.
       if (user_ready) user_ready(*entry.document);
     }

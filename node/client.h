@@ -46,6 +46,12 @@ class Client {
     // connection has stayed up for `backoff_max`. Default: 50 ms, 5 s.
     std::chrono::milliseconds backoff_min{50};
     std::chrono::milliseconds backoff_max{5000};
+    // After a reconnect every document is shared again, each asking for the
+    // node's state: they go a few at a time, so that the states under way
+    // (as large as the copies here) stay within this many bytes, one
+    // document at least, and the node's answers never pile up past its send
+    // queue (limits.send_queue_bytes). Default: 4 MiB.
+    uint64_t resync_window_bytes = 4 << 20;
     // How often, at most, the client asks the node to confirm durability.
     // Default: 20 ms.
     std::chrono::milliseconds confirm_every{20};
@@ -186,6 +192,8 @@ class Client {
     // none of this entry's commits (the resync would drop them).
     bool sending = false;
     bool replaying = false;
+    // Set while it is being attached: frees its room in the resync window.
+    std::function<void()> attached;
   };
 
   void Connect();
@@ -193,7 +201,10 @@ class Client {
   void OnLost();
   // The node answered a request on this connection: it is live.
   void Answered();
-  void Attach(const std::string& name);
+  // Queues `name` to attach; attaches what the resync window has room for.
+  void Queue(const std::string& name);
+  void AttachNext();
+  void Attach(const std::string& name, const std::function<void()>& attached);
   void Watch(const std::string& name, Entry& entry);
   void Replay(const std::string& name, Entry& entry);
   void OnRefused(Entry& entry, const sync::Refused& refused);
@@ -208,6 +219,11 @@ class Client {
   std::unique_ptr<sync::Link> link_;
   std::optional<sync::Requests> requests_;
   std::map<std::string, Entry> entries_;
+  // Waiting to attach on this connection; attaching now, and their bytes.
+  std::deque<std::string> waiting_;
+  size_t attaching_ = 0;
+  uint64_t attaching_bytes_ = 0;
+  uint64_t round_ = 0;  // One more each time a connection is lost: what settles later is stale.
   std::function<void()> on_connected_;
   boost::asio::steady_timer reconnect_, confirm_;
   std::chrono::milliseconds backoff_;

@@ -14,6 +14,9 @@
 namespace aweft::node {
 namespace {
 
+// A state frame's bytes around its document's (docs/reliability.md).
+constexpr uint64_t kFraming = 4096;
+
 [[noreturn]] void Bad(const std::string& key, const std::string& what) {
   throw ConfigError("config: '" + key + "' " + what + ". See docs/node.md for the keys.");
 }
@@ -23,7 +26,8 @@ std::vector<std::string> Keys() {
   std::istringstream all(
       "data listen admin admin_token admin_hosts allowed_origins log_level log_format node_id "
       "threads storage.durability storage.snapshot_every_commits storage.snapshot_every_bytes "
-      "storage.history_commits limits.max_commit_bytes limits.max_deltas_per_commit "
+      "storage.history_commits limits.max_commit_bytes limits.max_document_bytes "
+      "limits.max_deltas_per_commit "
       "limits.max_topics_per_link limits.max_documents limits.max_requests_in_flight "
       "limits.max_text_bytes limits.max_http_body_bytes limits.max_connections_per_address "
       "limits.max_connections limits.send_queue_bytes limits.idle_timeout_seconds tls.cert_file "
@@ -97,6 +101,7 @@ void ApplyLimits(const toml::table& table, Limits& out) {
     uint64_t idle = static_cast<uint64_t>(out.idle_timeout.count());
     const Known known[] = {
         {"limits.max_commit_bytes", &out.max_commit_bytes, 64},
+        {"limits.max_document_bytes", &out.max_document_bytes, 1024},
         {"limits.max_deltas_per_commit", &out.max_deltas_per_commit, 1},
         {"limits.max_topics_per_link", &out.max_topics_per_link, 1},
         {"limits.max_documents", &out.max_documents, 1},
@@ -419,6 +424,13 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
     } else if (flag != "config") {
       Apply(Parse(Snippet(flag, value), "--" + flag), config);
     }
+  }
+  if (config.limits.max_document_bytes + kFraming > config.max_frame_bytes) {
+    Bad("limits.max_document_bytes",
+        "is " + std::to_string(config.limits.max_document_bytes) +
+            ": a document's state travels in one message, so it must be at most "
+            "documents.max_frame_bytes (" +
+            std::to_string(config.max_frame_bytes) + ") less 4096");
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
     throw ConfigError(

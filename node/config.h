@@ -36,7 +36,10 @@ struct Upstream {
 // What one peer may ask of the node (docs/reliability.md). Each is refused
 // with the reason `limit`, naming the limit and its setting.
 struct Limits {
-  uint64_t max_commit_bytes = 1 << 20;          // limits.max_commit_bytes
+  uint64_t max_commit_bytes = 1 << 20;  // limits.max_commit_bytes
+  // limits.max_document_bytes: one document's state, encoded (it travels in
+  // one message, so at most documents.max_frame_bytes less 4 KiB).
+  uint64_t max_document_bytes = 8 << 20;
   uint64_t max_deltas_per_commit = 10000;       // limits.max_deltas_per_commit
   uint64_t max_topics_per_link = 1000;          // limits.max_topics_per_link
   uint64_t max_documents = 1000000;             // limits.max_documents: stored on this node

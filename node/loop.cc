@@ -259,7 +259,7 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
                  bool created) {
   const std::string& name = open.name;
   sync::ShareHandlers handlers;
-  handlers.accept = [this, &c, name, writes = Access::CanWrite(c.token, name)](
+  handlers.accept = [this, &c, &document, name, writes = Access::CanWrite(c.token, name)](
                         const codec::Commit& commit) -> std::vector<codec::WireReason> {
     if (!writes) {
       return {
@@ -273,7 +273,13 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
     // resync): refused here, it would be lost there. Its frame is still
     // bounded by documents.max_frame_bytes (docs/node.md "Clusters").
     if (c.peer) return {};
-    return Oversized(commit);
+    return Oversized(document, commit);
+  };
+  // A document the client makes here with its state: bounded as it would be
+  // by commits.
+  handlers.accept_state = [this, &c](const sync::Document& state) {
+    return c.peer ? std::vector<codec::WireReason>{}
+                  : TooLarge(0, static_cast<int64_t>(state.bytes()));
   };
   handlers.refused = [this, &c, name](const sync::Refused& refused) {
     CountRefused(node_.meters, name, c.remote, refused);
@@ -306,7 +312,19 @@ void Loop::Decline(Connection& c, const codec::OpenFrame& open, const Refusal& w
   c.link->Decline(open, reason, why.message);
 }
 
-std::vector<codec::WireReason> Loop::Oversized(const codec::Commit& commit) const {
+std::vector<codec::WireReason> Loop::TooLarge(uint64_t bytes, int64_t growth) const {
+  const uint64_t most = config_.limits.max_document_bytes;
+  if (growth <= 0) return {};  // What does not grow a document is taken, whatever its size.
+  const uint64_t after = bytes + static_cast<uint64_t>(growth);
+  if (after <= most) return {};
+  return {{Spelled(Reason::kLimit),
+           "the document would be " + std::to_string(after) + " bytes, over " +
+               std::to_string(most) + " (limits.max_document_bytes)",
+           std::nullopt}};
+}
+
+std::vector<codec::WireReason> Loop::Oversized(const sync::Document& document,
+                                               const codec::Commit& commit) const {
   const Limits& limits = config_.limits;
   if (commit.deltas.size() > limits.max_deltas_per_commit) {
     return {{Spelled(Reason::kLimit),
@@ -321,7 +339,7 @@ std::vector<codec::WireReason> Loop::Oversized(const codec::Commit& commit) cons
                  std::to_string(limits.max_commit_bytes) + " (limits.max_commit_bytes)",
              std::nullopt}};
   }
-  return {};
+  return TooLarge(document.bytes(), sync::Growth(document, commit));
 }
 
 void Loop::StopTopics(const std::string& name) {

@@ -126,7 +126,14 @@ class Loop {
   void Decline(Connection& connection, const codec::OpenFrame& open, const codec::Refusal& why);
   void Drop(Connection& connection);
   // The `limit` reasons a commit from a client earns (limits.max_*).
-  std::vector<codec::WireReason> Oversized(const codec::Commit& commit) const;
+  // Refusals for a commit past a limit on its own size or, applied to
+  // `document`, the document's (limits.max_document_bytes).
+  std::vector<codec::WireReason> Oversized(const sync::Document& document,
+                                           const codec::Commit& commit) const;
+  // Refuses a document of `bytes` growing by `growth` past
+  // limits.max_document_bytes; what does not grow it is taken (a document
+  // stored before the limit was lowered can still shrink).
+  std::vector<codec::WireReason> TooLarge(uint64_t bytes, int64_t growth) const;
 
   const size_t index_;
   LoopContext& node_;

@@ -126,6 +126,7 @@ Result<void> Document::ApplyCommit(const Commit& commit, bool local, const void*
 
   std::vector<std::unique_ptr<Observable>> freed;
   for (Observable* node : leaving) {
+    for (const auto& [key, value] : node->slots_) bytes_ -= SlotBytes(key, value);
     auto it = index_.find(node->id_);
     node->parent_ = nullptr;
     freed.push_back(std::move(it->second));
@@ -283,6 +284,7 @@ Document::Written Document::WriteSlots(const std::vector<Delta>& deltas) {
     written.targets[i] = target;
     ++written.effective;
     if (it != target->slots_.end()) {
+      bytes_ -= SlotBytes(d.ref.key, it->second);
       written.priors[i] = std::move(it->second);
       if (d.type == DeltaType::kRemove) {
         target->slots_.erase(it);
@@ -292,6 +294,7 @@ Document::Written Document::WriteSlots(const std::vector<Delta>& deltas) {
     } else {
       target->slots_.emplace(d.ref.key, *d.value);
     }
+    if (d.value) bytes_ += SlotBytes(d.ref.key, *d.value);
   }
   return written;
 }

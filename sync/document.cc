@@ -81,6 +81,40 @@ std::string SlotKey(const codec::Delta& delta) {
   return key;
 }
 
+namespace {
+
+// A CBOR head: the major type and a count or length.
+uint64_t HeadBytes(uint64_t n) {
+  return n < 24 ? 1 : n <= 0xff ? 2 : n <= 0xffff ? 3 : n <= 0xffffffff ? 5 : 9;
+}
+
+}  // namespace
+
+uint64_t SlotBytes(std::string_view key, const Value& value) {
+  // [type, id, [kind, key], value]: heads, the type, the id, the ref.
+  uint64_t bytes = 1 + 1 + (1 + codec::kIdSize) + 1 + 1 + HeadBytes(key.size()) + key.size();
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    return bytes + HeadBytes(text->size()) + text->size();
+  }
+  if (const auto* data = std::get_if<codec::Bytes>(&value)) {
+    return bytes + HeadBytes(data->data.size()) + data->data.size();
+  }
+  if (std::holds_alternative<codec::Reference>(value)) return bytes + 3 + 1 + codec::kIdSize;
+  if (std::holds_alternative<double>(value)) return bytes + 9;
+  return bytes + 1;  // null, a boolean
+}
+
+int64_t Growth(const Document& document, const Commit& commit) {
+  int64_t growth = 0;
+  for (const codec::Delta& d : commit.deltas) {
+    const Observable* target = document.Find(d.id);
+    const Value* now = target ? target->Get(d.ref.key) : nullptr;
+    if (now) growth -= static_cast<int64_t>(SlotBytes(d.ref.key, *now));
+    if (d.value) growth += static_cast<int64_t>(SlotBytes(d.ref.key, *d.value));
+  }
+  return growth;
+}
+
 bool IsAttach(const Value& value) {
   const auto* ref = std::get_if<codec::Reference>(&value);
   return ref && ref->edge == codec::Edge::kAttach;

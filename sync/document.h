@@ -148,6 +148,10 @@ class Document {
   Observable* Find(const Id& id) const;
   // How many observables the document holds (root included).
   size_t observable_count() const { return index_.size(); }
+  // The size of the document's state encoded as one commit of adds (spec
+  // §6), counted as it changes: SlotBytes() summed over every slot. An upper
+  // bound on that encoding, within 8 bytes a number.
+  uint64_t bytes() const { return bytes_; }
   const std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash>& index() const {
     return index_;
   }
@@ -254,6 +258,7 @@ class Document {
   Observable* root_;
   std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash> index_;
   std::unordered_map<Id, std::unique_ptr<Observable>, codec::IdHash> fresh_;
+  uint64_t bytes_ = 0;  // bytes(): kept by ApplyCommit and FromSnapshot.
 
   // The open block: depth of nested Atomic() calls, and the value each
   // touched slot held before the block (first touch wins).
@@ -271,6 +276,14 @@ class Document {
 
 // True when `value` names an observable through an attach edge.
 bool IsAttach(const Value& value);
+
+// What one slot adds to Document::bytes(): its add delta's encoding, with a
+// number counted at its longest (9 bytes).
+uint64_t SlotBytes(std::string_view key, const Value& value);
+// How much `commit` would grow `document` by, by the slots it writes (what
+// it detaches is not taken off): an upper bound, 0 or less for a commit that
+// only shrinks it. For refusing a commit before it is applied.
+int64_t Growth(const Document& document, const Commit& commit);
 
 // The slot a delta writes, as one string: the observable's id bytes, the
 // ref's kind and its key. Two deltas write the same slot when these match.

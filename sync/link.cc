@@ -424,6 +424,23 @@ void Link::Decline(const codec::OpenFrame& open, const std::string& reason,
   Enqueue(codec::FaultFrame{open.topic, reason, message});
 }
 
+namespace {
+
+// What an accept hook answers; a throw is a refusal, accept-threw.
+template <typename Hook, typename Arg>
+std::vector<WireReason> Asked(const Hook& hook, const Arg& arg) {
+  try {
+    return hook(arg);
+  } catch (const std::exception& e) {
+    return {{codec::Spelled(codec::Reason::kAcceptThrew), e.what(), std::nullopt}};
+  } catch (...) {
+    return {{codec::Spelled(codec::Reason::kAcceptThrew), "accept threw a non-exception",
+             std::nullopt}};
+  }
+}
+
+}  // namespace
+
 void Link::OnState(const codec::StateFrame& state) {
   Shared* found = Theirs(state.topic);
   if (!found) return;
@@ -439,6 +456,12 @@ void Link::OnState(const codec::StateFrame& state) {
   Document scratch(document.root().id(), document.root().kind());
   Result<void> applied;
   if (state.commit) applied = scratch.Apply(*state.commit);
+  if (applied && topic.handlers_.accept_state) {
+    std::vector<WireReason> reasons = Asked(topic.handlers_.accept_state, scratch);
+    if (!reasons.empty()) {
+      return Refuse(topic, state.topic, reasons.front().code, reasons.front().message);
+    }
+  }
   Result<std::optional<Commit>> move = applied ? Reconcile(document, TakeSnapshot(scratch))
                                                : Result<std::optional<Commit>>(applied.error());
   if (move && *move) {
@@ -480,16 +503,7 @@ void Link::OnCommits(const codec::CommitsFrame& frame) {
                   "does not match)",
                   std::nullopt}};
     }
-    if (reasons.empty() && topic.handlers_.accept) {
-      try {
-        reasons = topic.handlers_.accept(commit);
-      } catch (const std::exception& e) {
-        reasons = {{codec::Spelled(codec::Reason::kAcceptThrew), e.what(), std::nullopt}};
-      } catch (...) {
-        reasons = {{codec::Spelled(codec::Reason::kAcceptThrew), "accept threw a non-exception",
-                    std::nullopt}};
-      }
-    }
+    if (reasons.empty() && topic.handlers_.accept) reasons = Asked(topic.handlers_.accept, commit);
     if (reasons.empty()) {
       try {
         if (topic.handlers_.landing) topic.handlers_.landing(true);

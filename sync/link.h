@@ -35,6 +35,11 @@ struct ShareHandlers {
   // Returns the reasons to refuse an arriving commit; empty accepts. A throw
   // refuses with accept-threw.
   std::function<std::vector<WireReason>(const Commit&)> accept = {};
+  // Returns the reasons to refuse a state this end asked for, given the
+  // document it would make (before it is reconciled into this end's); empty
+  // takes it. A refused state ends the topic with the first reason; a throw
+  // refuses with accept-threw.
+  std::function<std::vector<WireReason>(const Document&)> accept_state = {};
   std::function<void(const Refused&)> refused = {};
   // The topic ended for `reason` (no-document, root-mismatch, left, closed,
   // unwanted-state, no-topic or the peer's own), told by the other end or the

@@ -93,6 +93,7 @@ Result<std::unique_ptr<Document>> FromSnapshot(const Snapshot& snapshot) {
   for (const auto& [id, node] : snapshot.observables) {
     Observable& parent = *document->index_.at(id);
     parent.slots_ = node.slots;
+    for (const auto& [key, value] : node.slots) document->bytes_ += SlotBytes(key, value);
     for (const auto& [key, value] : node.slots) {
       if (!IsAttach(value)) continue;
       Observable& child = *document->index_.at(std::get<Reference>(value).id);

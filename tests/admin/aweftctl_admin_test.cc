@@ -225,10 +225,11 @@ TEST_CASE(
     once.Start();
   }  // Killed: the directory now holds an empty store.
   const std::vector<std::string> at{"--node", f.node.admin_url()};
-  // Four documents of a quarter each: a million makes exports of 15 MB of hex.
-  const size_t quarter = all.size() / 4;
-  for (size_t part = 0; part < 4; ++part) {
-    const std::span<const double> values(all.data() + part * quarter, quarter);
+  // Eight documents of an eighth each: a million make 32 MB of state, and a
+  // document is at most limits.max_document_bytes (8 MiB).
+  const size_t eighth = all.size() / 8;
+  for (size_t part = 0; part < 8; ++part) {
+    const std::span<const double> values(all.data() + part * eighth, eighth);
     const std::string name = "doubles-" + std::to_string(part);
     const codec::Id root = *codec::IdFromText("AAAAAAAAAAAAAAA" + std::to_string(part + 1));
     const std::string written = f.dir.path() + "/" + name + ".json";

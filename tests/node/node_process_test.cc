@@ -620,6 +620,10 @@ TEST_CASE("a mistyped flag or key is refused with the nearest one", "[node][proc
       {"--frobnicate 1" + data, "'--frobnicate' is not a flag. See --help."},  // Nothing near.
       {"--data", "--data"},                                                    // No value.
       {"stray" + data, "'stray' is not a flag: aweft-node takes flags only"},
+      // Not mistyped, but two settings that cannot hold together.
+      {"--set documents.max_frame_bytes=1048576" + data,
+       "'limits.max_document_bytes' is 8388608: a document's state travels in one message, so it "
+       "must be at most documents.max_frame_bytes (1048576) less 4096"},
   };
   for (const Case& c : cases) {
     const Ran ran = RunNode(f.dir.path(), c.args);

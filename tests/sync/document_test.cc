@@ -351,8 +351,31 @@ TEST_CASE("random edits in one block equal the same edits one commit each", "[sy
   }
 }
 
-TEST_CASE("applying a commit then its undo restores the snapshot", "[sync][property]") {
-  int dropped_subtrees = 0;
+// Document::bytes() matches a count from scratch (every slot of every
+// observable) and the snapshot's, and bounds the state's encoding from above,
+// within 8 bytes a number.
+void CheckSize(const Document& doc) {
+  uint64_t recount = 0;
+  size_t numbers = 0;
+  for (const auto& [id, node] : doc.index()) {
+    for (const auto& [key, value] : node->slots()) {
+      recount += SlotBytes(key, value);
+      numbers += std::holds_alternative<double>(value);
+    }
+  }
+  REQUIRE(doc.bytes() == recount);
+  auto rebuilt = FromSnapshot(TakeSnapshot(doc));
+  REQUIRE(rebuilt);
+  CHECK((*rebuilt)->bytes() == doc.bytes());
+  std::string encoded;
+  if (auto state = AsCommit(doc)) REQUIRE(codec::EncodeCommit(*state, encoded));
+  CHECK(encoded.size() <= doc.bytes() + 10);
+  CHECK(encoded.size() + 8 * numbers >= doc.bytes());
+}
+
+TEST_CASE("applying a commit then its undo restores the snapshot and the size",
+          "[sync][property]") {
+  int dropped_subtrees = 0, shrank = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     INFO("seed " << seed);
     Document doc(Kind::kObject);
@@ -364,20 +387,29 @@ TEST_CASE("applying a commit then its undo restores the snapshot", "[sync][prope
       const Snapshot before = TakeSnapshot(doc);
       undo.reset();
       editor.RandomEdit(doc);
+      CheckSize(doc);
       if (!undo) continue;
       const Snapshot after = TakeSnapshot(doc);
       dropped_subtrees += doc.observable_count() < count;
+      // Growth() bounds what the undo adds, before it is applied.
+      const auto size = static_cast<int64_t>(doc.bytes());
+      const int64_t growth = Growth(doc, *undo);
       auto applied = doc.Apply(*undo);
       INFO((applied ? "" : applied.error().ToString()));
       REQUIRE(applied);
       CHECK(TakeSnapshot(doc) == before);
+      CHECK(static_cast<int64_t>(doc.bytes()) - size <= growth);
+      shrank += static_cast<int64_t>(doc.bytes()) < size;
+      CheckSize(doc);
       // And the undo's undo takes it forward again.
       REQUIRE(undo);
       REQUIRE(doc.Apply(*undo));
       CHECK(TakeSnapshot(doc) == after);
+      CheckSize(doc);
     }
   }
   CHECK(dropped_subtrees > 100);  // Undo re-describes dropped subtrees often.
+  CHECK(shrank > 100);
 }
 
 TEST_CASE("reconcile between random states converges and keeps identity",
@@ -404,6 +436,7 @@ TEST_CASE("reconcile between random states converges and keeps identity",
       REQUIRE(applied);
     }
     CHECK(TakeSnapshot(base) == target);
+    CheckSize(base);
     for (const auto& [id, node] : shared) CHECK(base.Find(id) == node);
     auto again = Reconcile(base, target);
     REQUIRE(again);
