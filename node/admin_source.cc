@@ -108,7 +108,9 @@ json::object NodeAdmin::Config() const {
                               {"max_connections_per_address", c.limits.max_connections_per_address},
                               {"max_connections", c.limits.max_connections},
                               {"send_queue_bytes", c.limits.send_queue_bytes},
-                              {"idle_timeout_seconds", c.limits.idle_timeout.count()}}},
+                              {"idle_timeout_seconds", c.limits.idle_timeout.count()},
+                              {"memory_bytes", c.limits.memory_bytes},
+                              {"message_timeout_seconds", c.limits.message_timeout.count()}}},
       // Paths only: the key itself never leaves its file.
       {"tls", json::object{{"cert_file", c.tls.cert_file},
                            {"key_file", c.tls.key_file},
@@ -383,6 +385,7 @@ void NodeAdmin::CollectMetrics() {
   m.replicas.Set(static_cast<double>(node_.replicas()));
   m.stored.Set(static_cast<double>(node_.store().List().size()));
   m.stalled.Set(node_.hub().Unavailable() ? 1 : 0);
+  m.held.Set(static_cast<double>(node_.budget().used()));
 
   const storage::StoreStats store = node_.store().Stats(/*with_rocksdb=*/true);
   m.store_commits.Set(static_cast<double>(store.commits_written));

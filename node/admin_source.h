@@ -34,6 +34,7 @@ struct NodeMetrics {
   admin::Family& loaded;         // aweft_documents_loaded
   admin::Family& stored;         // aweft_documents_stored
   admin::Family& stalled;        // aweft_storage_stalled
+  admin::Family& held;           // aweft_connections_held_bytes
   admin::Family& sync_seconds;   // aweft_store_sync_duration_seconds
   admin::Family& sync_commits;   // aweft_store_sync_batch_commits
   admin::Family& forward;        // aweft_forward_delay_seconds

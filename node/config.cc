@@ -14,9 +14,6 @@
 namespace aweft::node {
 namespace {
 
-// A state frame's bytes around its document's (docs/reliability.md).
-constexpr uint64_t kFraming = 4096;
-
 [[noreturn]] void Bad(const std::string& key, const std::string& what) {
   throw ConfigError("config: '" + key + "' " + what + ". See docs/node.md for the keys.");
 }
@@ -27,11 +24,11 @@ std::vector<std::string> Keys() {
       "data listen admin admin_token admin_hosts allowed_origins log_level log_format node_id "
       "threads storage.durability storage.snapshot_every_commits storage.snapshot_every_bytes "
       "storage.history_commits limits.max_commit_bytes limits.max_document_bytes "
-      "limits.max_deltas_per_commit "
-      "limits.max_topics_per_link limits.max_documents limits.max_requests_in_flight "
-      "limits.max_text_bytes limits.max_http_body_bytes limits.max_connections_per_address "
-      "limits.max_connections limits.send_queue_bytes limits.idle_timeout_seconds tls.cert_file "
-      "tls.key_file tls.ca_file documents.idle_evict_seconds documents.create "
+      "limits.max_deltas_per_commit limits.max_topics_per_link limits.max_documents "
+      "limits.max_requests_in_flight limits.max_text_bytes limits.max_http_body_bytes "
+      "limits.max_connections_per_address limits.max_connections limits.send_queue_bytes "
+      "limits.idle_timeout_seconds limits.memory_bytes limits.message_timeout_seconds "
+      "tls.cert_file tls.key_file tls.ca_file documents.idle_evict_seconds documents.create "
       "documents.max_frame_bytes tokens upstreams");
   return {std::istream_iterator<std::string>(all), {}};
 }
@@ -99,6 +96,7 @@ void ApplyLimits(const toml::table& table, Limits& out) {
       uint64_t least;
     };
     uint64_t idle = static_cast<uint64_t>(out.idle_timeout.count());
+    uint64_t message = static_cast<uint64_t>(out.message_timeout.count());
     const Known known[] = {
         {"limits.max_commit_bytes", &out.max_commit_bytes, 64},
         {"limits.max_document_bytes", &out.max_document_bytes, 1024},
@@ -112,12 +110,15 @@ void ApplyLimits(const toml::table& table, Limits& out) {
         {"limits.max_connections", &out.max_connections, 0},
         {"limits.send_queue_bytes", &out.send_queue_bytes, 64 << 10},
         {"limits.idle_timeout_seconds", &idle, 0},
+        {"limits.memory_bytes", &out.memory_bytes, 0},
+        {"limits.message_timeout_seconds", &message, 0},
     };
     for (const Known& k : known) {
       if (key != k.key) continue;
       *k.field = Count(value, key);
       if (*k.field < k.least) Bad(key, "must be at least " + std::to_string(k.least));
       out.idle_timeout = std::chrono::seconds(idle);
+      out.message_timeout = std::chrono::seconds(message);
       return;
     }
     Unknown(key);
@@ -425,12 +426,18 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
       Apply(Parse(Snippet(flag, value), "--" + flag), config);
     }
   }
-  if (config.limits.max_document_bytes + kFraming > config.max_frame_bytes) {
+  // 4096: a state frame's bytes around its document's (docs/reliability.md).
+  if (config.limits.max_document_bytes + 4096 > config.max_frame_bytes) {
     Bad("limits.max_document_bytes",
         "is " + std::to_string(config.limits.max_document_bytes) +
             ": a document's state travels in one message, so it must be at most "
             "documents.max_frame_bytes (" +
             std::to_string(config.max_frame_bytes) + ") less 4096");
+  }
+  if (config.limits.memory_bytes > 0 && config.limits.memory_bytes < 2 * config.max_frame_bytes) {
+    Bad("limits.memory_bytes", "is " + std::to_string(config.limits.memory_bytes) +
+                                   ": it must hold two messages of documents.max_frame_bytes (" +
+                                   std::to_string(config.max_frame_bytes) + ") at least, or be 0");
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
     throw ConfigError(

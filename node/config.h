@@ -50,8 +50,12 @@ struct Limits {
   // limits.max_connections: open at once, in all (0: three quarters of the
   // descriptor limit, which the node raises to its hard limit at start).
   uint64_t max_connections = 0;
-  uint64_t send_queue_bytes = 8 << 20;    // limits.send_queue_bytes: per link, unsent
-  std::chrono::seconds idle_timeout{60};  // limits.idle_timeout_seconds: ping at half
+  uint64_t send_queue_bytes = 8 << 20;  // limits.send_queue_bytes: per link, unsent
+  // limits.memory_bytes: messages partly read and waiting to be sent, over
+  // all connections (0: a quarter of the machine's memory).
+  uint64_t memory_bytes = 0;
+  std::chrono::seconds message_timeout{60};  // limits.message_timeout_seconds: one message
+  std::chrono::seconds idle_timeout{60};     // limits.idle_timeout_seconds: ping at half
 };
 
 // TLS for the WebSocket port and the admin endpoint (docs/node.md "TLS").

@@ -1,5 +1,6 @@
 // aweft-node: the replication node (docs/node.md).
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -16,6 +17,11 @@
 #include "node/node.h"
 
 int main(int argc, char** argv) {
+  // A large message's bytes (a state, a commit, one partly read) are mapped
+  // for it and unmapped when it goes, so RSS falls back once a connection
+  // that held them is cut or a large commit refused; by default glibc raises
+  // this bound as large blocks are freed, and keeps them in its arenas.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
   using aweft::node::ConfigError;
   aweft::node::Config config;
   try {

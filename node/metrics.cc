@@ -63,6 +63,9 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
       stored(m.Gauge("aweft_documents_stored", "Documents in the store.")),
       stalled(m.Gauge("aweft_storage_stalled",
                       "1 while the disk fails writes and they are retried, else 0.")),
+      held(m.Gauge("aweft_connections_held_bytes",
+                   "Bytes all connections hold now: messages partly read, and messages waiting "
+                   "to be sent (limits.memory_bytes bounds it).")),
       sync_seconds(m.Histogram("aweft_store_sync_duration_seconds",
                                "Time to write and sync one batch of commits (group commit), "
                                "snapshots it triggers included.",

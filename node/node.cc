@@ -66,6 +66,15 @@ uint64_t ConnectionBound(uint64_t configured) {
   return configured;
 }
 
+// The bound on what connections hold: `configured`, or at 0 a quarter of
+// the machine's memory.
+uint64_t MemoryBound(uint64_t configured) {
+  if (configured > 0) return configured;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4;
+}
+
 std::string NodeId(const std::string& data, const std::string& configured) {
   if (!configured.empty()) return configured;
   const std::string path = data + "/node-id";
@@ -165,6 +174,10 @@ Node::Node(Config config, asio::io_context& io)
   config_.limits.max_connections = ConnectionBound(config_.limits.max_connections);
   options.max_connections = config_.limits.max_connections;
   options.on_shed = [this](bool full, size_t count) { Shed(full, count); };
+  config_.limits.memory_bytes = MemoryBound(config_.limits.memory_bytes);
+  budget_ = std::make_shared<sync::MemoryBudget>(config_.limits.memory_bytes);
+  options.budget = budget_;
+  options.message_timeout = config_.limits.message_timeout;
   // A certificate or key that cannot be used is a bad setting (exit 2).
   auto tls = [](auto make) {
     try {

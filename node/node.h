@@ -60,6 +60,8 @@ class Node {
   Upstreams& upstreams() { return *upstreams_; }
   storage::Store& store() { return *store_; }
   NodeMetrics& meters() { return meters_; }
+  // What every accepted connection holds, together (limits.memory_bytes).
+  const sync::MemoryBudget& budget() const { return *budget_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
   bool stopping() const { return stopping_; }
   // Calls `fn` for every open connection, each on its own thread, one call
@@ -98,6 +100,7 @@ class Node {
   // The TLS context the listener and the admin endpoint serve with (null:
   // plain); declared before both, which use it.
   std::shared_ptr<boost::asio::ssl::context> server_tls_;
+  std::shared_ptr<sync::MemoryBudget> budget_;
   std::unique_ptr<sync::WebSocketListener> listener_;
   size_t shed_unsaid_ = 0;  // Shed since the last line about it.
   std::chrono::steady_clock::time_point shed_said_;

@@ -41,6 +41,8 @@ namespace websocket = boost::beast::websocket;
 using tcp = asio::ip::tcp;
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+// The most read from a socket at once.
+constexpr size_t kReadPart = 64 << 10;
 
 // Why a connection ended on its own: the socket closed, failed or timed out.
 codec::Refusal SocketEnd(std::string how) { return {codec::Reason::kClosed, std::move(how)}; }
@@ -89,6 +91,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     ++pushed_;
     outbox_.emplace_back(binary, std::move(bytes));
     wake_.cancel();
+    Charge();
     return true;
   }
 
@@ -105,8 +108,31 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     queued_bytes_ += last.size();
     ++pushed_;
     outbox_.emplace_back(true, std::move(last));
+    Charge();
     ArmDeadline();
     CloseAfterDrain();
+  }
+
+  // Counts this connection in options.budget, if any, from now on.
+  void JoinBudget() {
+    if (!options.budget) return;
+    auto executor = wake_.get_executor();
+    held_ = MemoryBudget::Join(options.budget,
+                               [executor, weak = weak_from_this()](const std::string& why) {
+                                 asio::post(executor, [weak, why] {
+                                   if (auto self = weak.lock()) self->Cut(why);
+                                 });
+                               });
+  }
+
+  // Ends the connection for a limit: what it read goes now, with its read;
+  // the fault that says why still goes out.
+  void Cut(const std::string& why) {
+    if (ended_ || cut_) return;
+    cut_ = true;
+    StopReading();
+    if (owner) return owner->EndForLimit(why);
+    Fail({codec::Reason::kLimit, why});
   }
 
   // The channel is gone. A session closing already still sends its last
@@ -137,6 +163,28 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
 
  protected:
   virtual void CloseSocket() = 0;
+  // Ends the read under way, leaving the socket open for writes.
+  virtual void StopReading() = 0;
+
+  // A message is arriving and `partial` bytes of it are in. False when it
+  // has taken longer than options.message_timeout: the connection is ended.
+  // Arriving(0): none is.
+  bool Arriving(uint64_t partial) {
+    const auto now = std::chrono::steady_clock::now();
+    if (inbound_bytes_ == 0) message_started_ = now;
+    inbound_bytes_ = partial;
+    if (partial == 0) return Charge(), true;
+    const auto bound = options.message_timeout;
+    if (bound.count() > 0 && now - message_started_ > bound) {
+      const std::string why = "a message still arriving after " + std::to_string(bound.count()) +
+                              " s, " + std::to_string(partial) +
+                              " bytes in (limits.message_timeout_seconds)";
+      Cut(why);
+      return false;
+    }
+    Charge();
+    return true;
+  }
 
   // Hands an arrived message to the channel, if it is still there.
   void Deliver(bool binary, std::string bytes) {
@@ -150,6 +198,11 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     bytes_out_ += bytes;
     queued_bytes_ -= bytes;
     if (popped_++ == exempt_seq_) exempt_bytes_ = 0;
+    Charge();
+  }
+
+  void Charge() {
+    if (held_) held_->Hold(queued_bytes_ + inbound_bytes_);
   }
 
   void ArmDeadline() {
@@ -163,8 +216,12 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   std::deque<std::pair<bool, std::string>> outbox_;
   bool open_ = false, closing_ = false, ended_ = false;
   bool writing_ = false;  // outbox_.front() is being written.
+  bool cut_ = false;      // Ended for a limit: read no more.
 
  private:
+  std::unique_ptr<MemoryBudget::Holder> held_;
+  uint64_t inbound_bytes_ = 0;  // Of a message still arriving.
+  std::chrono::steady_clock::time_point message_started_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0, queued_bytes_ = 0;
   // The one message over max_queued_bytes not counted against it, if any:
   // its size, and its place in the order of messages queued (pushed_ counts
@@ -203,6 +260,7 @@ class StreamSession final : public WebSocketChannel::Session {
   // Starts the loops on an open connection.
   void Start() {
     open_ = true;
+    JoinBudget();
     // Frames are small and batched already: don't let Nagle hold them back.
     beast::error_code ignored;
     beast::get_lowest_layer(stream_).socket().set_option(tcp::no_delay(true), ignored);
@@ -254,10 +312,18 @@ class StreamSession final : public WebSocketChannel::Session {
     beast::get_lowest_layer(stream_).socket().close(ignored);
   }
 
+  void StopReading() override {
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_receive, ignored);
+  }
+
   static asio::awaitable<void> ReadLoop(std::shared_ptr<StreamSession> self) {
     beast::flat_buffer buffer;
-    while (!self->ended_) {
-      auto [ec, n] = co_await self->stream_.async_read(buffer, kNoThrow);
+    while (!self->ended_ && !self->cut_) {
+      // A part at a time: what a message holds while it arrives counts in
+      // the budget, and one that takes too long is cut.
+      auto [ec, n] = co_await self->stream_.async_read_some(buffer, kReadPart, kNoThrow);
+      if (self->cut_) break;  // Cut(): the fault it was sent ends it.
       if (ec) {
         if (ec == websocket::error::closed) {
           self->Fail(SocketEnd("the other end closed"));
@@ -270,11 +336,19 @@ class StreamSession final : public WebSocketChannel::Session {
         }
         break;
       }
+      if (!self->stream_.is_message_done()) {
+        if (!self->Arriving(buffer.size())) break;
+        continue;
+      }
       const bool binary = self->stream_.got_binary();
       std::string bytes = beast::buffers_to_string(buffer.data());
-      buffer.consume(n);
+      self->Arriving(0);
+      buffer.clear();
+      // A large message's room goes back, not kept for the next.
+      if (buffer.capacity() > kReadPart) buffer.shrink_to_fit();
       self->Deliver(binary, std::move(bytes));
     }
+    self->Arriving(0);  // Read no more: what a message held is gone with the buffer.
   }
 
   static asio::awaitable<void> WriteLoop(std::shared_ptr<StreamSession> self) {

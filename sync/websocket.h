@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sync/asio_scheduler.h"
+#include "sync/budget.h"
 #include "sync/channel.h"
 
 namespace boost::asio::ssl {
@@ -44,6 +45,16 @@ class WebSocketChannel : public TextChannel {
     // not even the pong, for all of it, the connection ends (idle or half
     // open). 0: never. Default: 60 s.
     std::chrono::seconds idle_timeout{60};
+    // The time one message may take to arrive, from its first byte to its
+    // last; past it the connection ends with a fault `limit` (a peer
+    // trickling a large message holds its bytes, and is not idle). 0: no
+    // bound. Default: 0.
+    std::chrono::seconds message_timeout{0};
+    // What every connection sharing it holds, partial messages read and
+    // messages waiting to be sent, is bounded together (sync/budget.h); the
+    // largest are cut with a fault `limit` when the total passes it. Null:
+    // no bound but each connection's own. Default: null.
+    std::shared_ptr<MemoryBudget> budget;
     // The largest text message taken; a larger one ends the connection
     // with a fault `limit`. 0: up to max_message. Default: 0.
     size_t max_text = 0;
