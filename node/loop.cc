@@ -21,6 +21,10 @@ using codec::Reason;
 using codec::Refusal;
 using codec::Spelled;
 
+// Frames a link may hold unsent while the store is stalled before its peer
+// is read no more (docs/reliability.md "Memory").
+constexpr size_t kHeldFrames = 1024;
+
 Loop::Loop(size_t index, LoopContext& node, asio::io_context::executor_type executor,
            sync::Scheduler& sends, ForwardScheduler* forward)
     : index_(index),
@@ -74,6 +78,11 @@ void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
   c.link = std::make_unique<sync::Link>(*c.channel, sends_,
                                         sync::LinkOptions{.orders = true, .relays_refusals = true});
   c.link->OnOpen([this, &c](const codec::OpenFrame& open) { OnOpen(c, open); });
+  // While the store is stalled the link's frames wait to be sent; a peer
+  // whose answers pile up past a bound is read no more until they go.
+  c.channel->HoldReading([&c, &hub = node_.hub] {
+    return c.link->unsent() >= kHeldFrames && hub.Unavailable().has_value();
+  });
   c.link->OnFrameSeen(FrameTracer(c.remote));
   if (auto requests = sync::Requests::Open(*c.channel, executor_)) {
     c.requests.emplace(std::move(*requests));

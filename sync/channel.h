@@ -155,6 +155,11 @@ class TextChannel : public ChannelBase {
   // The handler for text that arrives (one at a time).
   void OnText(std::function<void(const std::string&)> fn) { on_text_ = std::move(fn); }
   virtual Traffic traffic() const { return {}; }
+  // While `hold` answers true, the channel reads nothing more from its
+  // socket (asked before each read, on the channel's thread), so what
+  // arrives waits in the other end's and the kernel's buffers, not here.
+  // Channels without a socket read everything. Default: none.
+  virtual void HoldReading(std::function<bool()> hold) { (void)hold; }
 
   // For an accepted channel, the request that opened it; empty for a
   // dialed one.

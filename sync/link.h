@@ -233,6 +233,9 @@ class Link {
     }
   };
   const Stats& stats() const { return stats_; }
+  // Frames queued and not yet handed to the channel: they wait for the
+  // scheduler (a node's: until what they carry is stored).
+  size_t unsent() const { return outbox_.size(); }
 
  private:
   friend class Shared;

@@ -62,7 +62,8 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
   Session(asio::any_io_executor executor, const Options& options)
       : options(options),
         wake_(executor, asio::steady_timer::time_point::max()),
-        deadline_(executor) {}
+        deadline_(executor),
+        held_back_(executor) {}
   virtual ~Session() = default;
 
   const Options options;
@@ -158,6 +159,7 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     CloseSocket();
     wake_.cancel();
     deadline_.cancel();
+    held_back_.cancel();
     if (owner) owner->OnEnd(std::move(why));
   }
 
@@ -212,7 +214,10 @@ class WebSocketChannel::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  asio::steady_timer wake_, deadline_;
+  // True while the channel holds reading back (HoldReading()).
+  bool HeldBack() const { return owner && owner->hold_ && owner->hold_(); }
+
+  asio::steady_timer wake_, deadline_, held_back_;
   std::deque<std::pair<bool, std::string>> outbox_;
   bool open_ = false, closing_ = false, ended_ = false;
   bool writing_ = false;  // outbox_.front() is being written.
@@ -320,6 +325,11 @@ class StreamSession final : public WebSocketChannel::Session {
   static asio::awaitable<void> ReadLoop(std::shared_ptr<StreamSession> self) {
     beast::flat_buffer buffer;
     while (!self->ended_ && !self->cut_) {
+      if (self->HeldBack()) {
+        self->held_back_.expires_after(std::chrono::milliseconds(50));
+        (void)co_await self->held_back_.async_wait(kNoThrow);
+        continue;
+      }
       // A part at a time: what a message holds while it arrives counts in
       // the budget, and one that takes too long is cut.
       auto [ec, n] = co_await self->stream_.async_read_some(buffer, kReadPart, kNoThrow);

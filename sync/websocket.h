@@ -103,6 +103,8 @@ class WebSocketChannel : public TextChannel {
   // Takes a session the listener accepted (see Accepted()).
   WebSocketChannel(Scheduler& scheduler, std::shared_ptr<Session> session);
 
+  void HoldReading(std::function<bool()> hold) override { hold_ = std::move(hold); }
+
  private:
   void SendEncoded(codec::Result<std::string> bytes);
   friend class Session;
@@ -114,6 +116,7 @@ class WebSocketChannel : public TextChannel {
   void EndForLimit(const std::string& why);
 
   std::shared_ptr<Session> session_;
+  std::function<bool()> hold_;  // HoldReading()
 };
 
 // Accepts WebSocket connections on `port` of `address` (0 picks one) and

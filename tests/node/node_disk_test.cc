@@ -12,7 +12,9 @@
 #include <string>
 
 #include "admin/http_client.h"
+#include "codec/frame.h"
 #include "node/client.h"
+#include "sync/asio_scheduler.h"
 #include "sync/snapshot.h"
 #include "tests/node/node_process.h"
 #include "tests/tmpfs.h"
@@ -92,6 +94,28 @@ TEST_CASE(
   sync::ShareHandlers fresh_handlers;
   fresh_handlers.fault = [&](const std::string& reason, const std::string&) { declined = reason; };
   REQUIRE(other.Share("fresh", fresh, fresh_handlers));
+  // A peer that floods the node with frames for a topic never opened: each
+  // is answered, and on the home thread the answers wait for the store like
+  // every frame sent. Past a bound the node reads no more from it, instead
+  // of keeping them (1.5 M such frames grew RSS by 314 MB). (On a shard,
+  // frames that carry no commit do not wait.)
+  sync::AsioScheduler scheduler(io.get_executor());
+  Client flood(io, scheduler, node.url());
+  const uint64_t rss = RssKiB(node.pid());
+  codec::Commit remove{
+      {{codec::DeltaType::kRemove, board.root().id(), {codec::Kind::kObject, "k"}, std::nullopt}},
+      std::nullopt};
+  const std::string frame = *codec::EncodeFrame(codec::CommitsFrame{999, 1, {remove}});
+  for (int i = 0; i < 200000; ++i)
+    flood.channel->SendBinary(frame);  // 5 MB: within its send queue.
+  RunUntil(
+      io, [] { return false; }, std::chrono::seconds(3));
+  const uint64_t flooded = RssKiB(node.pid());
+  INFO("RSS before the flood " << rss / 1024 << " MiB, after " << flooded / 1024 << " MiB");
+  CHECK(flooded < rss + 16 * 1024);
+  INFO("the flood's end: " << (flood.channel->ended() ? flood.channel->end_reason()->ToString()
+                                                      : "none"));
+  CHECK_FALSE(flood.channel->ended());
 
   // Space returns: the node stores what it held, confirms it, and takes
   // writes again.
@@ -113,6 +137,9 @@ TEST_CASE(
   CHECK(RunUntil(io, [&] { return !declined.empty(); }));
   CHECK(declined == "unavailable");
   CHECK_THAT(node.Drain(), Catch::Contains("event=storage state=recovered"));
+  // Then the flood is read and answered, all of it.
+  CHECK(RunUntil(
+      io, [&] { return flood.link->stats().frames_in == 200000; }, std::chrono::seconds(60)));
 
   // Nothing confirmed is lost, and nothing refused was kept, here or at the
   // writer: the node orders the document, and its corrections undid the

@@ -93,16 +93,6 @@ struct RawPeer {
   }
 };
 
-uint64_t RssKiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  uint64_t value = 0;
-  while (in >> key) {
-    if (key == "VmRSS:") return in >> value, value;
-  }
-  return 0;
-}
-
 const codec::FaultFrame* LastFault(const std::vector<codec::Frame>& frames) {
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     if (const auto* fault = std::get_if<codec::FaultFrame>(&*it)) return fault;

@@ -196,6 +196,17 @@ inline std::string TwoTokens(const std::string& path) {
   return path;
 }
 
+// A process's resident memory, in KiB.
+inline uint64_t RssKiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") return in >> value, value;
+  }
+  return 0;
+}
+
 // Runs `io` until `done` holds or `limit` passes; returns whether it held.
 inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
                      std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
