@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   // for it and unmapped when it goes, so RSS falls back once a connection
   // that held them is cut or a large commit refused; by default glibc raises
   // this bound as large blocks are freed, and keeps them in its arenas.
-  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  mallopt(M_MMAP_THRESHOLD, 64 << 10);
   using aweft::node::ConfigError;
   aweft::node::Config config;
   try {

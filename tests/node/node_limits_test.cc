@@ -170,6 +170,67 @@ TEST_CASE("a reader that stops reading is cut off at its send-queue bound, and w
              Catch::Contains("aweft_faults_total{reason=\"limit\",origin=\"local\"} 1"));
 }
 
+// issue 30: 50 stalled readers held 469 MB, each within its own send-queue
+// bound. Together they are held to limits.memory_bytes.
+TEST_CASE("stalled readers together are held to limits.memory_bytes", "[node][process][limits]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data",
+                   {"--log-level", "info", "--set", "limits.memory_bytes=33554432"});
+  node.Start();
+  const uint64_t before = RssKiB(node.pid());
+  Document doc(codec::Kind::kObject);
+  Client writer(f.io, f.scheduler, node.url());
+  f.Create(writer, "doc", doc);
+  Client fast(f.io, f.scheduler, node.url());
+  Shared* read = f.ShareOrFail(fast, "doc", nullptr);
+  REQUIRE(RunUntil(f.io, [&] { return read->ready(); }));
+  // 20 readers that stop reading, each allowed 8 MiB unsent on its own
+  // (limits.send_queue_bytes): 160 MiB together without the budget.
+  std::vector<std::unique_ptr<RawPeer>> stalled;
+  for (int i = 0; i < 20; ++i) {
+    stalled.push_back(std::make_unique<RawPeer>(node.port(), 4096));
+    stalled.back()->Send(codec::OpenFrame{1, "doc", std::nullopt, true});
+  }
+  RunUntil(
+      f.io, [] { return false; }, std::chrono::milliseconds(300));
+  // 200 commits of 64 KiB, each once the fast reader holds the one before.
+  const std::string value(64 << 10, 'v');
+  int written = 0;
+  uint64_t peak_rss = 0;
+  double peak_held = 0;
+  const bool done = RunUntil(
+      f.io,
+      [&] {
+        const codec::Value* seen = read->document()->root().Get("k");
+        if (written == 0 || (seen && *seen == codec::Value(value + std::to_string(written - 1)))) {
+          if (written < 200) REQUIRE(doc.Set(doc.root(), "k", value + std::to_string(written++)));
+        }
+        peak_rss = std::max(peak_rss, RssKiB(node.pid()));
+        const std::string metrics = admin::HttpRequest(node.admin_url(), "GET", "/metrics").body;
+        const size_t at = metrics.find("\naweft_connections_held_bytes ");
+        if (at != std::string::npos)
+          peak_held = std::max(peak_held, std::stod(metrics.substr(at + 30)));
+        return written == 200 && seen && *seen == codec::Value(value + "199");
+      },
+      std::chrono::seconds(120));
+  INFO("written " << written << ", peak held " << peak_held << ", RSS " << before / 1024 << " to "
+                  << peak_rss / 1024 << " MiB");
+  REQUIRE(done);
+  // A cut takes effect on the cut connection's next turn: until then what
+  // took the total over is held too (a commit for each reader, 1.3 MiB).
+  CHECK(peak_held <= (32 + 2) << 20);
+#ifndef AWEFT_SANITIZED  // ASan's shadow memory and quarantine are not the node's.
+  // The budget and a stated overhead: RSS rose 70 MiB at one thread, 94 to
+  // 117 at three; what the shards hold beyond one thread is not explained
+  // yet (docs/reliability.md "Memory").
+  const bool shards = std::getenv("AWEFT_TEST_NODE_THREADS") != nullptr;
+  CHECK(peak_rss - before < (32 + (shards ? 112 : 80)) * 1024);
+#endif
+  const std::string log = node.Drain();
+  CHECK_THAT(log, Catch::Contains("(limits.memory_bytes)"));
+  CHECK_FALSE(read->ended());
+}
+
 TEST_CASE("a document larger than the send-queue bound is opened whole, here and from below",
           "[node][process][limits]") {
   Fixture f;
@@ -223,14 +284,14 @@ TEST_CASE("half-sent messages are bounded by limits.memory_bytes and message_tim
 #ifdef AWEFT_SANITIZED
   constexpr int kTimeout = 30;  // The node reads 180 MiB much more slowly.
 #else
-  constexpr int kTimeout = 4;
+  constexpr int kTimeout = 10;  // Time to read 90 MiB on a loaded machine.
 #endif
   NodeProcess node(f.dir.path() + "/data",
-                   {"--log-level", "info", "--set", "limits.memory_bytes=67108864", "--set",
+                   {"--log-level", "info", "--set", "limits.memory_bytes=33554432", "--set",
                     "limits.message_timeout_seconds=" + std::to_string(kTimeout)});
   node.Start();
   const uint64_t before = RssKiB(node.pid());
-  // 30 connections each send 6 MiB of a 15 MiB message: 180 MiB in all.
+  // 30 connections each send 3 MiB of a 15 MiB message: 90 MiB in all.
   constexpr int kPeers = 30;
   std::vector<std::unique_ptr<RawPeer>> peers;
   for (int i = 0; i < kPeers; ++i) peers.push_back(std::make_unique<RawPeer>(node.port()));
@@ -242,14 +303,14 @@ TEST_CASE("half-sent messages are bounded by limits.memory_bytes and message_tim
       // a message in frames when told so); once it is in, after the
       // message timeout, one byte more.
       boost::beast::error_code ec;
-      peer->ws.write_some(false, asio::buffer(std::string(6 << 20, 'p')), ec);
+      peer->ws.write_some(false, asio::buffer(std::string(3 << 20, 'p')), ec);
       if (ec) return;  // Blocked until the test shut it down: the node stopped reading.
       std::this_thread::sleep_until(start + std::chrono::milliseconds(kTimeout * 1000 + 1500));
       peer->ws.write_some(false, asio::buffer(std::string("x")), ec);
     });
   }
   // The node reads what it can hold, and cuts the largest holders past it:
-  // 64 MiB holds ten parts of 6 MiB at most.
+  // 32 MiB holds ten parts of 3 MiB at most.
   std::string log;
   auto budget_cuts = [&] {
     log += node.Drain();
@@ -269,11 +330,11 @@ TEST_CASE("half-sent messages are bounded by limits.memory_bytes and message_tim
   REQUIRE(at != std::string::npos);
   const double held = std::stod(metrics.substr(at + 30));
   INFO("held " << held);
-  CHECK(held <= 64 << 20);
+  CHECK(held <= 32 << 20);
 #ifndef AWEFT_SANITIZED  // ASan's shadow memory and quarantine are not the node's.
   // The budget, and a stated overhead: each cut message until its reader
   // ends (a 64 KiB part), allocator slack.
-  CHECK(during - before < (64 + 48) * 1024);
+  CHECK(during - before < (32 + 48) * 1024);
 #endif
   // Each one cut was told why; then the rest are cut for taking too long,
   // on their next byte past the message timeout.
