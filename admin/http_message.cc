@@ -18,12 +18,12 @@ Request FromBeast(const BeastRequest& in) {
           std::string(in[http::field::content_type])};
 }
 
-BeastResponse ToBeast(const Response& out, unsigned version, bool head) {
+BeastResponse ToBeast(Response out, unsigned version, bool head) {
   BeastResponse response{static_cast<http::status>(out.status), version};
   response.set(http::field::server, "aweft-node");
   response.set(http::field::content_type, out.content_type);
   for (const auto& [name, value] : out.headers) response.set(name, value);
-  response.body() = out.body;
+  response.body() = std::move(out.body);
   response.prepare_payload();
   if (head) response.body().clear();  // Content-Length stays that of the GET.
   return response;

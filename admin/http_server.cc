@@ -9,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -38,6 +39,9 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr auto kIdle = std::chrono::seconds(30);
 
+// Builds a deferred answer on the executor it is spawned on.
+asio::awaitable<Response> Build(std::function<Response()> later) { co_return later(); }
+
 // A coroutine that throws stops the process (fail-stop), never silently.
 void Rethrow(std::exception_ptr e) {
   if (e) std::rethrow_exception(e);
@@ -54,6 +58,7 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
   bool stopped = false;
   std::map<uint64_t, beast::tcp_stream*> open;  // Connections, to close on Stop().
   uint64_t next = 1;
+  asio::thread_pool worker{1};  // Runs each Response::later.
 
   static void Accept(const std::shared_ptr<State>& self) {
     sync::AcceptLoop(
@@ -100,8 +105,17 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
       }
       if (ec || self->stopped) break;  // Closed, timed out, or not HTTP.
       const detail::BeastRequest& in = parser.get();
-      auto response = detail::ToBeast(self->handler(detail::FromBeast(in)), in.version(),
-                                      in.method() == http::verb::head);
+      Response answer = self->handler(detail::FromBeast(in));
+      if (answer.later) {
+        // Not a coroutine lambda with captures: built by GCC 12, the node
+        // crashed here in that lambda's destructor.
+        std::function<Response()> later = std::move(answer.later);
+        answer =
+            co_await asio::co_spawn(self->worker, Build(std::move(later)), asio::use_awaitable);
+        if (self->stopped) break;
+      }
+      auto response =
+          detail::ToBeast(std::move(answer), in.version(), in.method() == http::verb::head);
       response.keep_alive(in.keep_alive());
       auto [wec, written] = co_await http::async_write(stream, response, kNoThrow);
       if (wec || !response.keep_alive()) break;
@@ -140,6 +154,9 @@ void HttpServer::Stop() {
   beast::error_code ignored;
   state_->acceptor.close(ignored);
   for (auto& [id, stream] : state_->open) stream->socket().close(ignored);
+  // Not stop(): the answer being built must still hand its result back, or
+  // its connection's coroutine would keep the loop's work count forever.
+  state_->worker.join();
 }
 
 }  // namespace aweft::admin

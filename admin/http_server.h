@@ -17,7 +17,9 @@ namespace aweft::admin {
 // A small HTTP/1.1 server (Boost.Beast, in http_server.cc only) that hands
 // every request to `handler` and writes what it returns, over TCP or TLS. Keep-alive, a
 // bounded body, idle connections closed after 30 s. Lives on the executor's
-// thread, so the handler runs there too, one request at a time.
+// thread, so the handler runs there too, one request at a time; a response
+// whose `later` is set is completed on the server's own worker thread (one,
+// answers in turn) while the executor goes on, then written.
 class HttpServer {
  public:
   using Handler = std::function<Response(const Request&)>;
@@ -44,7 +46,7 @@ class HttpServer {
   uint16_t port() const;
 
   // Stops accepting and closes every connection; the handler is not called
-  // again.
+  // again, and no `later` runs after it returns (one running is waited for).
   void Stop();
 
  private:

@@ -90,6 +90,13 @@ Response FromAnswer(const Answer& answer, int status = 200) {
   return JsonResponse(status, *answer);
 }
 
+// A response whose body `later` builds, on the server's own thread.
+Response Deferred(Later later) {
+  Response response;
+  response.later = [later = std::move(later)] { return FromAnswer(later()); };
+  return response;
+}
+
 // The path split at '/', each segment still encoded: "/v1/documents/a%2Fb"
 // gives {"v1", "documents", "a%2Fb"}, so a name may hold '/'.
 std::vector<std::string_view> Segments(std::string_view path) {
@@ -186,10 +193,20 @@ Router::Router(Source& source, Metrics& metrics, std::string token, std::vector<
       token_(std::move(token)),
       hosts_(std::move(hosts)) {}
 
+Response Complete(Response response) {
+  return response.later ? response.later() : std::move(response);
+}
+
 Response Router::Handle(const Request& request) {
   Response response = Route(request);
-  requests_.Add(1, {std::to_string(response.status)});
-  response.headers.emplace_back("Cache-Control", "no-store");
+  // Counted when known: for a later answer, on the thread that builds it.
+  auto counted = [&requests = requests_](Response done) {
+    requests.Add(1, {std::to_string(done.status)});
+    done.headers.emplace_back("Cache-Control", "no-store");
+    return done;
+  };
+  if (!response.later) return counted(std::move(response));
+  response.later = [counted, later = std::move(response.later)] { return counted(later()); };
   return response;
 }
 
@@ -324,7 +341,7 @@ Response Router::Document(const Request& request, const std::string& name, std::
       if (auto* bad = std::get_if<Problem>(&at)) return ProblemResponse(*bad);
       std::optional<uint64_t> seq;
       if (query.count("at")) seq = std::get<uint64_t>(at);
-      return FromAnswer(source_.State(name, seq));
+      return Deferred(source_.State(name, seq));
     }
     if (method == "PUT") return Import(name, request.body);
     if (method == "DELETE") {
@@ -347,11 +364,11 @@ Response Router::Document(const Request& request, const std::string& name, std::
     if (auto* bad = std::get_if<Problem>(&since)) return ProblemResponse(*bad);
     auto limit = Number(query, "limit", 100, 1, kMaxLimit);  // not a reason
     if (auto* bad = std::get_if<Problem>(&limit)) return ProblemResponse(*bad);
-    return FromAnswer(source_.Commits(name, std::get<uint64_t>(since), std::get<uint64_t>(limit)));
+    return Deferred(source_.Commits(name, std::get<uint64_t>(since), std::get<uint64_t>(limit)));
   }
   if (part == "export") {
     if (!get) return NotAllowed("GET", request);
-    return FromAnswer(source_.Export(name));
+    return Deferred(source_.Export(name));
   }
   if (part == "snapshot") {
     if (method != "POST") return NotAllowed("POST", request);

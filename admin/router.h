@@ -29,7 +29,13 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // Beside the content type.
+  // Set for an answer built off the loop (a Source's Later): the server
+  // runs it on a thread of its own and sends what it returns instead.
+  std::function<Response()> later;
 };
+
+// `response`, or what its `later` returns when set (run here).
+Response Complete(Response response);
 
 // The admin endpoint's routes (docs/admin.md), with no I/O: the server hands
 // it each request and writes what it returns. With a token configured every

@@ -3,6 +3,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,17 @@ struct DocumentQuery {
   size_t limit = 100;    // At most this many (1..1000).
 };
 
+// The rest of an answer whose JSON costs much to build (a whole document, a
+// page of commits): the source's call does what needs the node and returns
+// this for the rest, which the endpoint runs on a thread of its own, so that
+// the links the node's loop serves are not held up. It owns what it uses.
+using Later = std::function<Answer()>;
+
+// A Later whose answer is known already.
+inline Later Now(Answer answer) {
+  return [answer = std::move(answer)] { return answer; };
+}
+
 // What the admin endpoint asks of the node: plain JSON answers in the shapes
 // docs/admin.md shows, or a Problem. The node implements it (node/); the
 // endpoint knows nothing else of storage or sync. Called on the node's loop
@@ -48,11 +60,11 @@ class Source {
     return std::nullopt;
   }
   // GET /v1/documents/NAME[?at=SEQ]: the state as JSON, now or after `at`.
-  virtual Answer State(std::string_view name, std::optional<uint64_t> at) = 0;
+  virtual Later State(std::string_view name, std::optional<uint64_t> at) = 0;
   // GET /v1/documents/NAME/commits: the commits after `since`, at most `limit`.
-  virtual Answer Commits(std::string_view name, uint64_t since, size_t limit) = 0;
+  virtual Later Commits(std::string_view name, uint64_t since, size_t limit) = 0;
   // GET /v1/documents/NAME/export: one canonical commit plus metadata.
-  virtual Answer Export(std::string_view name) = 0;
+  virtual Later Export(std::string_view name) = 0;
   // PUT /v1/documents/NAME: creates NAME from what Export gave.
   virtual Answer Import(std::string_view name, const boost::json::value& exported) = 0;
   // POST /v1/documents/NAME/snapshot.

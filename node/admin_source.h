@@ -7,8 +7,10 @@
 
 #include "admin/metrics.h"
 #include "admin/source.h"
+#include "codec/result.h"
 #include "sync/channel.h"
 #include "sync/link.h"
+#include "sync/snapshot.h"
 
 namespace aweft::node {
 
@@ -86,9 +88,9 @@ class NodeAdmin : public admin::Source {
   std::vector<admin::Check> Readiness() override;
   boost::json::object NodeInfo() override;
   boost::json::object Documents(const admin::DocumentQuery& query) override;
-  admin::Answer State(std::string_view name, std::optional<uint64_t> at) override;
-  admin::Answer Commits(std::string_view name, uint64_t since, size_t limit) override;
-  admin::Answer Export(std::string_view name) override;
+  admin::Later State(std::string_view name, std::optional<uint64_t> at) override;
+  admin::Later Commits(std::string_view name, uint64_t since, size_t limit) override;
+  admin::Later Export(std::string_view name) override;
   admin::Answer Import(std::string_view name, const boost::json::value& exported) override;
   admin::Answer Snapshot(std::string_view name) override;
   admin::Answer Remove(std::string_view name) override;
@@ -98,6 +100,7 @@ class NodeAdmin : public admin::Source {
 
  private:
   boost::json::array LinksOf(std::string_view name);
+  codec::Result<sync::Snapshot> StateOf(std::string_view name, uint64_t seq, bool now);
   boost::json::object Config() const;
 
   Node& node_;

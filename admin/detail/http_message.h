@@ -27,7 +27,7 @@ Request FromBeast(const BeastRequest& in);
 
 // The response to write for `out`. With `head` the body is dropped but
 // Content-Length stays that of the GET.
-BeastResponse ToBeast(const Response& out, unsigned version, bool head);
+BeastResponse ToBeast(Response out, unsigned version, bool head);
 
 // The answer to a request whose body is over `max_body` bytes (413).
 Response TooLarge(size_t max_body);

@@ -23,17 +23,17 @@ class FakeSource : public Source {
     asked = query.prefix + "|" + query.after + "|" + std::to_string(query.limit);
     return {{"documents", json::array()}, {"next", nullptr}};
   }
-  Answer State(std::string_view name, std::optional<uint64_t> at) override {
+  Later State(std::string_view name, std::optional<uint64_t> at) override {
     asked = std::string(name) + "@" + (at ? std::to_string(*at) : "now");
-    if (name != "a" && name != "team/b") return NoDocument(name);
-    return json::object{{"name", name}};
+    if (name != "a" && name != "team/b") return Now(NoDocument(name));
+    return Now(json::object{{"name", name}});
   }
-  Answer Commits(std::string_view name, uint64_t since, size_t limit) override {
+  Later Commits(std::string_view name, uint64_t since, size_t limit) override {
     asked = std::string(name) + ":" + std::to_string(since) + ":" + std::to_string(limit);
-    if (since < 10) return codec::Refusal{codec::Reason::kTruncated, "history starts at 10"};
-    return json::object{{"commits", json::array()}};
+    if (since < 10) return Now(codec::Refusal{codec::Reason::kTruncated, "history starts at 10"});
+    return Now(json::object{{"commits", json::array()}});
   }
-  Answer Export(std::string_view name) override { return json::object{{"name", name}}; }
+  Later Export(std::string_view name) override { return Now(json::object{{"name", name}}); }
   Answer Import(std::string_view name, const json::value& body) override {
     asked = std::string(name) + "=" + json::serialize(body);
     return json::object{{"name", name}};

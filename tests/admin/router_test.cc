@@ -16,7 +16,7 @@ namespace json = boost::json;
 struct Fixture {
   explicit Fixture(std::string token = "") : router(source, metrics, std::move(token)) {}
   Response Get(const std::string& target, const std::string& authorization = "") {
-    return router.Handle({"GET", target, authorization, "", "", ""});
+    return Complete(router.Handle({"GET", target, authorization, "", "", ""}));
   }
   FakeSource source;
   Metrics metrics;

@@ -119,8 +119,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const detail::BeastRequest& in = parser.get();
     const admin::Request request = detail::FromBeast(in);
     const bool head = in.method() == http::verb::head;
-    CheckResponse(input, open.Handle(request), in.version(), head);
-    CheckResponse(input, guarded.Handle(request), in.version(), head);
+    CheckResponse(input, admin::Complete(open.Handle(request)), in.version(), head);
+    CheckResponse(input, admin::Complete(guarded.Handle(request)), in.version(), head);
     if (!in.keep_alive()) break;
   }
   return 0;
