@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/process_bench.h"
 #include "node/client.h"
 #include "storage/store.h"
 #include "sync/asio_scheduler.h"
@@ -33,12 +34,12 @@
 namespace {
 
 using namespace aweft;
-using Clock = std::chrono::steady_clock;
+using bench::Arg;
+using bench::Clock;
+using bench::Ms;
 using node::testing::NodeProcess;
 using node::testing::RunUntil;
 using node::testing::TempDir;
-
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 // Resident memory of `pid`, in KiB.
 long RssKiB(pid_t pid) {
@@ -78,13 +79,6 @@ bool OpenAll(boost::asio::io_context& io, aweft::Client& client,
   }
   return RunUntil(
       io, [&] { return ready == names.size(); }, std::chrono::seconds(120));
-}
-
-int Arg(int argc, char** argv, const std::string& flag, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (argv[i] == flag) return std::atoi(argv[i + 1]);
-  }
-  return fallback;
 }
 
 }  // namespace
