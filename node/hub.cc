@@ -52,6 +52,9 @@ void Hub::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
     loaded.waiting.push_back({done, std::chrono::steady_clock::now() + std::chrono::seconds(5)});
     WatchWaiting();
   };
+  if (auto it = loaded_.find(name); it != loaded_.end() && it->second.abandoned) {
+    if (!DropAbandoned(name)) it->second.abandoned = false;  // Someone else's now.
+  }
   const bool existed = loaded_.count(name) || store_.Info(name).has_value();
   if (!existed && !may_create) {
     if (Upstreams::Link* upstream = upstreams_.For(name)) {
@@ -160,6 +163,28 @@ void Hub::Release(const std::string& name) {
   it->second.active = std::chrono::steady_clock::now();
 }
 
+void Hub::Abandon(const std::string& name) {
+  Release(name);
+  if (auto it = loaded_.find(name); it != loaded_.end()) it->second.abandoned = true;
+}
+
+bool Hub::DropAbandoned(const std::string& name) {
+  auto it = loaded_.find(name);
+  if (it == loaded_.end() || it->second.shares > 0 || !it->second.waiting.empty() ||
+      store_.Head(name) != 0 || Unavailable()) {
+    return false;
+  }
+  Unload(name);
+  if (auto removed = store_.Remove(name); !removed) {
+    spdlog::warn("event=abandon doc={} detail={}", Quoted{name},
+                 Quoted{removed.error().ToString()});
+    return false;
+  }
+  Removed();
+  spdlog::info("event=abandon doc={}", Quoted{name});
+  return true;
+}
+
 const Hub::Loaded* Hub::Find(std::string_view name) const {
   auto it = loaded_.find(name);
   return it == loaded_.end() ? nullptr : &it->second;
@@ -184,8 +209,13 @@ void Hub::ScheduleEviction() {
     if (Unavailable()) return ScheduleEviction();
     const auto now = std::chrono::steady_clock::now();
     std::vector<std::string> idle;
+    std::vector<std::string> abandoned;
     for (const auto& [name, loaded] : loaded_) {
+      if (loaded.abandoned && loaded.shares <= 0) abandoned.push_back(name);
       if (loaded.shares <= 0 && now - loaded.active >= config_.idle_evict) idle.push_back(name);
+    }
+    for (const std::string& name : abandoned) {
+      if (DropAbandoned(name)) std::erase(idle, name);
     }
     for (const std::string& name : idle) {
       Unload(name);

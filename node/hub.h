@@ -35,6 +35,11 @@ class Documents {
   virtual void Open(const codec::OpenFrame& open, bool may_write, Opened done) = 0;
   // Gives back one share.
   virtual void Release(const std::string& name) = 0;
+  // Gives back the share of the opener that made the document and whose
+  // state was then declined: unless something reached it meanwhile, the
+  // document goes from the store, as if never made, before anyone opens the
+  // name again (Hub::Open) or at the next eviction round.
+  virtual void Abandon(const std::string& name) = 0;
 };
 
 // The node's documents (docs/node.md "Connections and documents"): those
@@ -58,6 +63,7 @@ class Hub final : public Documents {
       std::chrono::steady_clock::time_point until;
     };
     std::vector<Waiting> waiting;
+    bool abandoned = false;  // Its maker's state was declined (Abandon).
   };
   Hub(const Config& config, boost::asio::io_context& io, storage::Store& store,
       DurableScheduler& durable, Upstreams& upstreams);
@@ -74,6 +80,7 @@ class Hub final : public Documents {
   void Open(const codec::OpenFrame& open, bool may_write, Opened done) override;
   // Gives back one share.
   void Release(const std::string& name) override;
+  void Abandon(const std::string& name) override;
   // Loads `name` (shares unchanged), creating it with `create_root` when the
   // store has none.
   codec::Result<sync::Document*> Load(const std::string& name,
@@ -104,6 +111,9 @@ class Hub final : public Documents {
     std::shared_ptr<std::atomic<bool>> done;
   };
   void ScheduleEviction();
+  // Removes the abandoned document `name` if nobody shares it and no
+  // commit reached it; true if it went.
+  bool DropAbandoned(const std::string& name);
   // The upstream's state of `name` is in: serves the opens waiting for it.
   void FromAbove(const std::string& name);
   // Refuses the waiting opens past their time (all of them with `all`).

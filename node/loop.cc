@@ -285,10 +285,13 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
     return Oversized(document, commit);
   };
   // A document the client makes here with its state: bounded as it would be
-  // by commits.
-  handlers.accept_state = [this, &c](const sync::Document& state) {
-    return c.peer ? std::vector<codec::WireReason>{}
-                  : TooLarge(0, static_cast<int64_t>(state.bytes()));
+  // by commits. Declined, the document made for it goes (Abandon).
+  auto declined = std::make_shared<bool>(false);
+  handlers.accept_state = [this, &c, declined](const sync::Document& state) {
+    auto why = c.peer ? std::vector<codec::WireReason>{}
+                      : TooLarge(0, static_cast<int64_t>(state.bytes()));
+    *declined = !why.empty();
+    return why;
   };
   handlers.refused = [this, &c, name](const sync::Refused& refused) {
     CountRefused(node_.meters, name, c.remote, refused);
@@ -300,10 +303,13 @@ void Loop::Serve(Connection& c, const codec::OpenFrame& open, sync::Document& do
       if (starts) forward->Dirty();
     };
   }
-  handlers.fault = [this, &c, name](const std::string& reason, const std::string&) {
+  handlers.fault = [this, &c, name, created, declined](const std::string& reason,
+                                                       const std::string&) {
     node_.meters.TopicEnded(reason, "remote");
     spdlog::info("event=end doc={} peer={} reason={}", Quoted{name}, c.remote, Quoted{reason});
-    if (c.shared.erase(name)) documents_->Release(name);
+    if (!c.shared.erase(name)) return;
+    if (created && *declined) return documents_->Abandon(name);
+    documents_->Release(name);
   };
   // A document the client just made here: ask it for its state.
   auto shared = c.link->Share(name, &document, std::move(handlers), /*want=*/created);

@@ -37,7 +37,11 @@ void Replicas::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
 }
 
 void Replicas::Release(const std::string& name) {
-  asio::post(node_.home, [this, name] { Detach(name); });
+  asio::post(node_.home, [this, name] { Detach(name, false); });
+}
+
+void Replicas::Abandon(const std::string& name) {
+  asio::post(node_.home, [this, name] { Detach(name, true); });
 }
 
 void Replicas::Attach(const codec::OpenFrame& open, sync::Document& document, bool created,
@@ -126,10 +130,10 @@ void Replicas::MakeReplica(const std::string& name, uint64_t generation,
   replica.topic = topic ? *topic : nullptr;
 }
 
-void Replicas::Detach(const std::string& name) {
+void Replicas::Detach(const std::string& name, bool abandon) {
   auto it = attached_.find(name);
   if (it == attached_.end()) return;
-  node_.hub.Release(name);
+  abandon ? node_.hub.Abandon(name) : node_.hub.Release(name);
   if (--it->second.shares > 0) return;
   retired_ += it->second.link->stats();
   // The replica goes first (posted ahead of the end its channel hears when

@@ -39,6 +39,7 @@ class Replicas : public Documents {
 
   void Open(const codec::OpenFrame& open, bool may_write, Opened done) override;
   void Release(const std::string& name) override;
+  void Abandon(const std::string& name) override;
 
   // Home thread: replicas attached now, for aweft_replicas.
   size_t attached() const { return attached_.size(); }
@@ -78,7 +79,7 @@ class Replicas : public Documents {
   void MakeReplica(const std::string& name, uint64_t generation,
                    std::shared_ptr<sync::Channel> end);
   // Home thread: one share fewer.
-  void Detach(const std::string& name);
+  void Detach(const std::string& name, bool abandon);
 
   Loop& loop_;
   LoopContext& node_;

@@ -42,7 +42,9 @@ void Restart(NodeProcess& node) {
 TEST_CASE("a commit or a new document's state past max_document_bytes is refused limit",
           "[node][process][limits]") {
   ClientFixture f;
-  NodeProcess node(f.dir.path() + "/data", {"--set", "limits.max_document_bytes=65536"});
+  // Eviction rounds every second: a declined document goes at the next.
+  NodeProcess node(f.dir.path() + "/data", {"--set", "limits.max_document_bytes=65536", "--set",
+                                            "documents.idle_evict_seconds=4"});
   node.Start();
   Client client(f.io, f.scheduler, node.url());
   Document doc(codec::Kind::kObject);
@@ -82,6 +84,44 @@ TEST_CASE("a commit or a new document's state past max_document_bytes is refused
   Shared* made = f.ShareOrFail(client, "large", &large);
   REQUIRE(RunUntil(f.io, [&] { return made->ended(); }));
   CHECK(made->end_reason() == "limit");
+  // What the node made for it goes with it: opened again with a state
+  // within the limit, the name is made from that state, not served empty.
+  Document smaller(codec::Kind::kObject);
+  REQUIRE(smaller.Set(smaller.root(), "all", std::string(10 << 10, 'z')));
+  Client again(f.io, f.scheduler, node.url());
+  Shared* remade = f.ShareOrFail(again, "large", &smaller);
+  REQUIRE(RunUntil(f.io, [&] { return remade->ended() || remade->ready(); }));
+  REQUIRE_FALSE(remade->ended());
+  CHECK(Holds(smaller, "all", 10 << 10));
+  // Ready here at once (it holds the document): the node has it once its
+  // admin endpoint shows it.
+  auto stored = [&] {
+    const admin::HttpReply reply =
+        admin::HttpRequest(node.admin_url(), "GET", "/v1/documents/large");
+    return reply.status == 200 && reply.body.find(std::string(100, 'z')) != std::string::npos;
+  };
+  REQUIRE(RunUntil(
+      f.io, [&] { return remade->ended() || stored(); }, std::chrono::seconds(10)));
+  Client later(f.io, f.scheduler, node.url());
+  Shared* reread = f.ShareOrFail(later, "large", nullptr);
+  // At --threads 3 a replica may be served before the state reaches it.
+  REQUIRE(RunUntil(f.io, [&] {
+    return reread->ended() || (reread->ready() && Holds(*reread->document(), "all", 10 << 10));
+  }));
+  INFO("ended: " << reread->end_reason());
+  CHECK_FALSE(reread->ended());
+  // One nobody opens again is gone from the store at the next round.
+  Document lost(codec::Kind::kObject);
+  REQUIRE(lost.Set(lost.root(), "all", std::string(70 << 10, 'y')));
+  Shared* declined = f.ShareOrFail(client, "declined", &lost);
+  REQUIRE(RunUntil(f.io, [&] { return declined->ended(); }));
+  bool gone = false;
+  for (int i = 0; i < 50 && !gone; ++i) {
+    RunUntil(
+        f.io, [] { return false; }, std::chrono::milliseconds(100));
+    gone = admin::HttpRequest(node.admin_url(), "GET", "/v1/documents/declined").status == 404;
+  }
+  CHECK(gone);
 
   // An import over it: 413, reason limit. The export comes from a node with
   // the default limit.
