@@ -252,17 +252,9 @@ admin::Answer NodeAdmin::Import(std::string_view name, const json::value& body) 
   }
   auto exported = ExportFromJson(body);
   if (!exported) return admin::MakeProblem(exported.error(), 400);
-  uint64_t bytes = 0;
-  if (exported->commit) {
-    for (const codec::Delta& d : exported->commit->deltas)
-      bytes += sync::SlotBytes(d.ref.key, *d.value);
-  }
-  if (bytes > node_.config().limits.max_document_bytes) {
-    return admin::MakeProblem(
-        Refusal{Reason::kLimit, "the document is " + std::to_string(bytes) + " bytes, over " +
-                                    std::to_string(node_.config().limits.max_document_bytes) +
-                                    " (limits.max_document_bytes)"},
-        413);
+  if (auto over = OverDocumentLimit(*exported, node_.config().limits.max_document_bytes,
+                                    "limits.max_document_bytes")) {
+    return admin::MakeProblem(*over, 413);
   }
   auto document = node_.hub().Load(
       std::string(name), codec::RootRef{std::string(exported->root.view()), exported->kind});

@@ -48,6 +48,8 @@ Usage:
   aweftctl export NAME FILE                  the document as one commit plus
                                              metadata, to FILE ("-": stdout)
   aweftctl import FILE [--name NAME]         create a document from an export
+           [--max-document-bytes N]          (with --data: the node's limit,
+                                             default 8 MiB)
   aweftctl snapshot NAME                     write a snapshot now
   aweftctl delete NAME                       delete a document (a node
                                              refuses one a link shares)

@@ -126,7 +126,8 @@ Refusal NoDocument(const std::string& name) {
 
 class OfflineBackend : public Backend {
  public:
-  explicit OfflineBackend(storage::Store store) : store_(std::move(store)) {}
+  OfflineBackend(storage::Store store, uint64_t max_document_bytes)
+      : store_(std::move(store)), max_document_bytes_(max_document_bytes) {}
 
   Answer Documents(const std::string& prefix, const std::string& after, size_t limit) override {
     auto infos = store_.List(prefix, after, limit + 1);
@@ -191,6 +192,10 @@ class OfflineBackend : public Backend {
     }
     auto exported = ExportFromJson(body);
     if (!exported) return admin::MakeProblem(exported.error(), 400);
+    if (auto over = OverDocumentLimit(*exported, max_document_bytes_,
+                                      "limits.max_document_bytes; --max-document-bytes here")) {
+      return admin::MakeProblem(*over, 413);
+    }
     auto document = store_.OpenDocument(name, exported->kind, exported->root);
     if (!document) return document.error();
     if (exported->commit) {
@@ -236,6 +241,7 @@ class OfflineBackend : public Backend {
 
  private:
   storage::Store store_;
+  uint64_t max_document_bytes_;
 };
 
 }  // namespace
@@ -244,7 +250,7 @@ std::unique_ptr<Backend> Online(const std::string& url, const std::string& token
   return std::make_unique<OnlineBackend>(url, token);
 }
 
-std::unique_ptr<Backend> Offline(const std::string& data) {
+std::unique_ptr<Backend> Offline(const std::string& data, uint64_t max_document_bytes) {
   const std::string path = data + "/store";
   if (!std::filesystem::is_directory(path)) {
     throw Unreachable("'" + data + "' holds no store (no " + path + ")");
@@ -252,7 +258,7 @@ std::unique_ptr<Backend> Offline(const std::string& data) {
   try {
     auto store = storage::Store::Open(path);
     if (!store) throw Unreachable("cannot open " + path + ": " + store.error().ToString());
-    return std::make_unique<OfflineBackend>(std::move(*store));
+    return std::make_unique<OfflineBackend>(std::move(*store), max_document_bytes);
   } catch (const storage::Failure& e) {
     throw Unreachable("cannot open " + path +
                       " (a running node holds it? then use --node): " + e.what());

@@ -45,7 +45,8 @@ admin::Answer AskNode(const std::string& url, const std::string& token, const st
 std::unique_ptr<Backend> Online(const std::string& url, const std::string& token);
 
 // Opens DIR/store. Throws Unreachable when it cannot be opened (missing,
-// another version, or in use by a running node).
-std::unique_ptr<Backend> Offline(const std::string& data);
+// another version, or in use by a running node). An import of a document
+// over `max_document_bytes` is refused `limit`, as the node would refuse it.
+std::unique_ptr<Backend> Offline(const std::string& data, uint64_t max_document_bytes);
 
 }  // namespace aweft::node::ctl

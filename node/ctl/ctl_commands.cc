@@ -1,7 +1,5 @@
 #include "node/ctl/ctl_commands.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -19,7 +17,9 @@
 
 #include "codec/json.h"
 #include "node/cli.h"
+#include "node/config.h"
 #include "node/ctl/ctl_backend.h"
+#include "node/ctl/progress.h"
 #include "node/json/commit_json.h"
 
 namespace aweft::node::ctl {
@@ -55,8 +55,15 @@ Options Parse(const std::vector<std::string>& args) {
   if (const char* token = std::getenv("AWEFT_ADMIN_TOKEN")) options.token = token;
   boost::program_options::options_description flags;
   flags.add_options()("json", "");
-  const char* const value_flags[] = {"node",  "token",  "data", "at",
-                                     "since", "prefix", "name", "limit"};  // not a reason: a flag
+  const char* const value_flags[] = {"node",
+                                     "token",
+                                     "data",
+                                     "at",
+                                     "since",
+                                     "prefix",
+                                     "name",
+                                     "limit",  // not a reason: a flag
+                                     "max-document-bytes"};
   for (const char* flag : value_flags) {
     flags.add_options()(flag, boost::program_options::value<std::string>());
   }
@@ -89,6 +96,12 @@ Options Parse(const std::vector<std::string>& args) {
         "not '" +
         options.node + "'");
   }
+  if (options.values.count("max-document-bytes") &&
+      (options.command != "import" || options.data.empty())) {
+    throw UsageError(
+        "--max-document-bytes is for 'import' with --data (a running node applies its own "
+        "limits.max_document_bytes)");
+  }
   if (NodeOnly(options.command) && !options.data.empty()) {
     throw UsageError("'" + options.command + "' asks a running node: give --node, not --data");
   }
@@ -110,40 +123,6 @@ std::string Value(const Options& options, const std::string& key) {
   auto it = options.values.find(key);
   return it == options.values.end() ? "" : it->second;
 }
-
-// A progress bar on standard error when it is a terminal; nothing in pipes
-// and with --json.
-class Progress {
- public:
-  Progress(std::string label, bool quiet)
-      : label_(std::move(label)), on_(!quiet && isatty(STDERR_FILENO)) {}
-  ~Progress() { Done(); }
-  // Clears the bar: call before printing the result.
-  void Done() {
-    if (drawn_) std::cerr << "\r\033[K" << std::flush;
-    drawn_ = false;
-  }
-  // `total` 0: unknown.
-  void Update(uint64_t done, uint64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (!on_ || now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    drawn_ = true;
-    std::cerr << "\r\033[K" << label_ << " ";
-    if (total == 0) {
-      std::cerr << done << std::flush;
-      return;
-    }
-    const uint64_t filled = std::min<uint64_t>(30, done * 30 / total);
-    std::cerr << "[" << std::string(filled, '#') << std::string(30 - filled, ' ') << "] " << done
-              << "/" << total << std::flush;
-  }
-
- private:
-  std::string label_;
-  bool on_, drawn_ = false;
-  std::chrono::steady_clock::time_point last_{};
-};
 
 // A refusal from the node or the store: on stdout as JSON with --json, on
 // stderr as "reason: message. fix" otherwise.
@@ -428,8 +407,12 @@ int RunDocumentCommand(const std::vector<std::string>& args) {
     Number(options, "since");
     Number(options, "limit");  // not a reason: a flag
     if (NodeOnly(options.command)) return AskNode(options);
-    std::unique_ptr<Backend> backend =
-        options.data.empty() ? Online(options.node, options.token) : Offline(options.data);
+    // The node's default limits.max_document_bytes (node/config.h).
+    const uint64_t max_document_bytes =
+        Number(options, "max-document-bytes").value_or(Limits{}.max_document_bytes);
+    std::unique_ptr<Backend> backend = options.data.empty()
+                                           ? Online(options.node, options.token)
+                                           : Offline(options.data, max_document_bytes);
     return Dispatch(*backend, options);
   } catch (const UsageError& e) {
     std::cerr << "aweftctl: bad-usage: " << e.what()

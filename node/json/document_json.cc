@@ -119,6 +119,19 @@ codec::Result<Exported> ExportFromJson(const json::value& json) {
   return out;
 }
 
+std::optional<codec::Refusal> OverDocumentLimit(const Exported& exported, uint64_t max,
+                                                std::string_view setting) {
+  uint64_t bytes = 0;
+  if (exported.commit) {
+    for (const codec::Delta& d : exported.commit->deltas)
+      bytes += sync::SlotBytes(d.ref.key, *d.value);
+  }
+  if (bytes <= max) return std::nullopt;
+  return codec::Refusal{codec::Reason::kLimit, "the document is " + std::to_string(bytes) +
+                                                   " bytes, over " + std::to_string(max) + " (" +
+                                                   std::string(setting) + ")"};
+}
+
 codec::Result<std::unique_ptr<sync::Document>> BuildExported(const Exported& exported) {
   auto document = sync::RootFrom(exported.root, static_cast<int>(exported.kind));
   if (!document) return document.error();

@@ -48,6 +48,12 @@ struct Exported {
 // decode reason) or does not apply to an empty root (its apply reason).
 codec::Result<Exported> ExportFromJson(const boost::json::value& json);
 
+// Refuses `limit` an export whose document is over `max` bytes (its size as
+// sync::Document::bytes() counts it once built), naming `setting`, the
+// knob that sets `max`.
+std::optional<codec::Refusal> OverDocumentLimit(const Exported& exported, uint64_t max,
+                                                std::string_view setting);
+
 // Builds the document an export describes: a root with its id and kind,
 // then the commit applied. Refuses what Apply refuses.
 codec::Result<std::unique_ptr<sync::Document>> BuildExported(const Exported& exported);

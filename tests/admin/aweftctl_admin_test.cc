@@ -131,6 +131,14 @@ TEST_CASE("aweftctl exports from a node and imports into a data directory and a 
   REQUIRE(offline.status == 0);
   CHECK(json::parse(offline.out).at("name") == "source");
   CHECK(Ctl(f.dir, {"import", file, "--data", data}).status == 1);  // Exists now.
+  // Over the limit the node would apply (its default, or the flag's).
+  Run over = Ctl(f.dir, {"import", file, "--data", data, "--name", "small", "--max-document-bytes",
+                         "16", "--json"});
+  CHECK(over.status == 1);
+  CHECK(json::parse(over.out).at("reason") == "limit");
+  CHECK_THAT(over.out, Catch::Contains("over 16 (limits.max_document_bytes"));
+  CHECK(Ctl(f.dir, {"import", file, "--node", f.node.admin_url(), "--max-document-bytes", "16"})
+            .status == 2);
   Run listed = Ctl(f.dir, {"docs", "--data", data, "--json"});
   CHECK(json::parse(listed.out).at("documents").at(0).at("root") == body.at("root"));
   CHECK(Ctl(f.dir, {"stats", "--data", data, "--json"}).status == 0);
