@@ -219,7 +219,7 @@ size_t ShownDifferences(const std::string& shown, const codec::Id& root,
 }
 
 TEST_CASE(
-    "a million random doubles (a tenth under sanitizers) keep their bits through admin and "
+    "a million random doubles (a fiftieth under sanitizers) keep their bits through admin and "
     "aweftctl export and import",
     "[admin][aweftctl][json]") {
   const uint64_t seed = aweft::testing::SweepSeed();

@@ -68,7 +68,7 @@ TEST_CASE("WriteJson writes doubles in JavaScript's shortest form", "[codec][jso
 }
 
 TEST_CASE(
-    "a million random doubles (a tenth under sanitizers) keep their bits through WriteJson and "
+    "a million random doubles (a fiftieth under sanitizers) keep their bits through WriteJson and "
     "ParseJson",
     "[codec][json]") {
   const uint64_t seed = testing::SweepSeed();

@@ -441,7 +441,8 @@ namespace {
 using aweft::testing::ModelBits;
 
 TEST_CASE(
-    "a million random doubles (a tenth under sanitizers) keep their bits through aweftctl encode "
+    "a million random doubles (a fiftieth under sanitizers) keep their bits through aweftctl "
+    "encode "
     "and decode",
     "[node][aweftctl][json]") {
   const uint64_t seed = aweft::testing::SweepSeed();

@@ -210,9 +210,9 @@ class Run {
 };
 
 // Seeds to sweep: $AWEFT_SEED alone, or `count` from 1 ($AWEFT_ORDER_SEEDS
-// instead when set; a fifth of it under a sanitizer, which runs slower).
+// instead when set; a tenth of it under a sanitizer, which runs slower).
 #ifdef AWEFT_SANITIZED
-constexpr uint64_t kShare = 5;
+constexpr uint64_t kShare = 10;
 #else
 constexpr uint64_t kShare = 1;
 #endif
