@@ -9,6 +9,9 @@
 # (runs, corpus size). Exits non-zero when a target crashes or breaks one of
 # its checks; the failing input is left in <build>/artifacts/<target>/, and
 # belongs in tests/fuzz/regressions/<target>/ once the bug is fixed.
+# Without --ci it also seeds from tests/fuzz/corpus/<target>/, the corpus
+# long runs kept; with AWEFT_FUZZ_KEEP=1 it merges what this run found into
+# it (libFuzzer -merge=1: only inputs that add coverage).
 #   scripts/fuzz.sh [--ci] [SECONDS [TARGET...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,6 +79,7 @@ open_hex=$(fixture_hex "$fixtures"/frames/001-open.json | head -n 1)
 for target in "${targets[@]}"; do
   mkdir -p "$corpus/$target"
   cp tests/fuzz/regressions/"$target"/* "$corpus/$target"/ 2>/dev/null || true
+  if ! $ci; then cp tests/fuzz/corpus/"$target"/* "$corpus/$target"/ 2>/dev/null || true; fi
 done
 
 status=0
@@ -105,6 +109,11 @@ for target in "${targets[@]}"; do
   kept=$(grep -E '^#[0-9]+' "$log" | tail -n 1 |
     sed -n 's/.* corp: \([0-9]*\)\/\([^ ]*\).*/\1 inputs (\2)/p')
   summary+=("$target: ${runs:-?} runs in ${seconds}s, corpus ${kept:-?}, $result")
+  if [[ "${AWEFT_FUZZ_KEEP:-}" == 1 ]] && ! $ci; then
+    mkdir -p tests/fuzz/corpus/"$target"
+    "$build/tests/fuzz/$target" -merge=1 -max_len=4096 tests/fuzz/corpus/"$target" \
+      "$corpus/$target" >"$build/$target.merge.log" 2>&1 || status=1
+  fi
 done
 printf 'fuzz: %s\n' "${summary[@]}"
 exit "$status"
