@@ -44,9 +44,16 @@ std::vector<admin::Check> NodeAdmin::Readiness() {
   checks.push_back({"store", !why, why ? *why : "open at " + node_.config().data + "/store"});
   checks.push_back(
       {"listener", !node_.stopping(), node_.stopping() ? "shutting down" : node_.url()});
-  size_t linked = 0;
+  size_t linked = 0, upstreams = 0, peers = 0, peers_linked = 0;
   std::string missing;
   for (const auto& upstream : node_.upstreams().links()) {
+    // A node serves while peers are down: it orders their documents then.
+    if (upstream->peer) {
+      peers += !upstream->self;
+      peers_linked += !upstream->self && upstream->client->connected();
+      continue;
+    }
+    ++upstreams;
     if (upstream->client->connected() && !upstream->cycle) {
       ++linked;
     } else {
@@ -54,11 +61,15 @@ std::vector<admin::Check> NodeAdmin::Readiness() {
                  (upstream->cycle ? " (refused: a cycle)" : " (not connected)");
     }
   }
-  const bool all = linked == node_.upstreams().links().size();
+  const bool all = linked == upstreams;
   checks.push_back({"upstreams", all,
-                    node_.upstreams().links().empty() ? "none configured"
-                    : all                             ? std::to_string(linked) + " linked"
-                                                      : missing});
+                    upstreams == 0 ? "none configured"
+                    : all          ? std::to_string(linked) + " linked"
+                                   : missing});
+  if (peers > 0) {
+    checks.push_back(
+        {"peers", true, std::to_string(peers_linked) + " of " + std::to_string(peers) + " linked"});
+  }
   return checks;
 }
 
@@ -70,11 +81,14 @@ json::object NodeAdmin::Config() const {
                                   {"read", Texts(token.read)},
                                   {"write", Texts(token.write)}});
   }
-  json::array upstreams;
+  json::array upstreams, peers;
   for (const Upstream& upstream : c.upstreams) {
     upstreams.push_back(json::object{{"url", upstream.url},
                                      {"names", Texts(upstream.names)},
                                      {"token", Masked(upstream.token)}});
+  }
+  for (const Upstream& peer : c.peers) {
+    peers.push_back(json::object{{"url", peer.url}, {"token", Masked(peer.token)}});
   }
   const char* durability = c.storage.durability == storage::Durability::kSync  ? "sync"
                            : c.storage.durability == storage::Durability::kWal ? "wal"
@@ -116,12 +130,22 @@ json::object NodeAdmin::Config() const {
                            {"key_file", c.tls.key_file},
                            {"ca_file", c.tls.ca_file}}},
       {"tokens", std::move(tokens)},
-      {"upstreams", std::move(upstreams)}};
+      {"upstreams", std::move(upstreams)},
+      {"peers", std::move(peers)},
+      {"cluster", json::object{{"replicas", c.cluster.replicas},
+                               {"failover_ms", c.cluster.failover.count()}}}};
 }
 
 json::object NodeAdmin::NodeInfo() {
-  json::array upstreams;
+  json::array upstreams, peers;
   for (const auto& upstream : node_.upstreams().links()) {
+    if (upstream->peer) {
+      peers.push_back(json::object{{"url", upstream->config.url},
+                                   {"id", upstream->id},
+                                   {"self", upstream->self},
+                                   {"connected", upstream->client->connected()}});
+      continue;
+    }
     upstreams.push_back(json::object{{"url", upstream->config.url},
                                      {"connected", upstream->client->connected()},
                                      {"cycle", upstream->cycle},  // not a reason: a field
@@ -133,7 +157,8 @@ json::object NodeAdmin::NodeInfo() {
           {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
           {"listen", node_.url()},
           {"config", Config()},
-          {"upstreams", std::move(upstreams)}};
+          {"upstreams", std::move(upstreams)},
+          {"peers", std::move(peers)}};
 }
 
 // The links sharing `name` now: connection ids, and the upstream it goes to.

@@ -2,14 +2,13 @@
 
 #include <toml++/toml.h>
 
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/value_semantic.hpp>
 #include <cstdlib>
 #include <iterator>
 #include <map>
 #include <sstream>
 
 #include "node/cli.h"
+#include "node/config_flags.h"
 
 namespace aweft::node {
 namespace {
@@ -29,7 +28,7 @@ std::vector<std::string> Keys() {
       "limits.max_connections_per_address limits.max_connections limits.send_queue_bytes "
       "limits.idle_timeout_seconds limits.memory_bytes limits.message_timeout_seconds "
       "tls.cert_file tls.key_file tls.ca_file documents.idle_evict_seconds documents.create "
-      "documents.max_frame_bytes tokens upstreams");
+      "documents.max_frame_bytes cluster.replicas cluster.failover_ms tokens upstreams peers");
   return {std::istream_iterator<std::string>(all), {}};
 }
 
@@ -192,7 +191,20 @@ void Apply(const toml::table& root, Config& config) {
           Unknown(k);
         }
       });
-    } else if (key == "tokens" || key == "upstreams") {
+    } else if (key == "cluster") {
+      if (!value.is_table()) Bad(key, "must be a table");
+      EachKey(*value.as_table(), "cluster.", [&](const std::string& k, const toml::node& v) {
+        if (k == "cluster.replicas") {
+          config.cluster.replicas = Count(v, k);
+          if (config.cluster.replicas < 1) Bad(k, "must be at least 1");
+        } else if (k == "cluster.failover_ms") {
+          config.cluster.failover = std::chrono::milliseconds(Count(v, k));
+          if (config.cluster.failover.count() < 100) Bad(k, "must be at least 100");
+        } else {
+          Unknown(k);
+        }
+      });
+    } else if (key == "tokens" || key == "upstreams" || key == "peers") {
       const toml::array* array = value.as_array();
       if (!array) Bad(key, "must be a list of tables ([[" + key + "]])");
       for (size_t i = 0; i < array->size(); ++i) {
@@ -218,7 +230,7 @@ void Apply(const toml::table& root, Config& config) {
           EachKey(*entry, at + ".", [&](const std::string& k, const toml::node& v) {
             if (k == at + ".url")
               upstream.url = Text(v, k);
-            else if (k == at + ".names")
+            else if (k == at + ".names" && key == "upstreams")
               upstream.names = Texts(v, k);
             else if (k == at + ".token")
               upstream.token = Text(v, k);
@@ -229,7 +241,7 @@ void Apply(const toml::table& root, Config& config) {
           });
           if (upstream.url.rfind("ws://", 0) != 0 && upstream.url.rfind("wss://", 0) != 0)
             Bad(at + ".url", "must be a ws:// or wss:// URL");
-          config.upstreams.push_back(std::move(upstream));
+          (key == "peers" ? config.peers : config.upstreams).push_back(std::move(upstream));
         }
       }
     } else {
@@ -281,108 +293,6 @@ bool NameMatches(std::string_view pattern, std::string_view name) {
   return p == pattern.size();
 }
 
-std::string Usage() {
-  return R"(usage: aweft-node [flags]
-
-Runs a replication node. With no flags and no config file it keeps its data in
-./aweft-data, serves links at ws://127.0.0.1:7420/ and the admin endpoint at
-http://127.0.0.1:7421/.
-
-  --config FILE        read settings from a TOML file (docs/node.md)
-  --data DIR           data directory                     (data)
-  --listen HOST:PORT   WebSocket links and requests       (listen)
-  --admin HOST:PORT    admin HTTP endpoint, or off        (admin)
-  --admin-token TOKEN  bearer token the admin endpoint wants (admin_token)
-  --log-level LEVEL    trace, debug, info, warn, error    (log_level)
-  --log-format FORMAT  text (logfmt) or json              (log_format)
-  --node-id ID         this node's id                     (node_id)
-  --durability MODE    sync, wal or none                  (storage.durability)
-  --threads N          threads: 1, or 1 + N-1 for sockets (threads)
-  --upstream URL       a node to dial and share with      ([[upstreams]] url)
-  --tls-cert FILE      serve wss:// and https:// with it  (tls.cert_file)
-  --tls-key FILE       the certificate's private key      (tls.key_file)
-  --tls-ca FILE        trusted for wss:// upstreams       (tls.ca_file)
-  --set KEY=VALUE      any setting, as in the file: --set storage.history_commits=500
-  --help, --version
-
-Flags apply after the file, in order. A bad key or value exits 2 naming it.
-Secrets may come from the environment instead, between the file and the
-flags: AWEFT_ADMIN_TOKEN (admin_token), AWEFT_TOKENS (tokens, as TOML:
-[{token="...", write=["*"]}]), AWEFT_TLS_KEY_FILE (tls.key_file).
-)";
-}
-
-namespace {
-
-// The flags that set one key each, as the file would (Usage() lists them).
-const std::map<std::string, std::string> kFlagKeys{{"data", "data"},
-                                                   {"listen", "listen"},
-                                                   {"admin", "admin"},
-                                                   {"admin-token", "admin_token"},
-                                                   {"log-level", "log_level"},
-                                                   {"log-format", "log_format"},
-                                                   {"node-id", "node_id"},
-                                                   {"durability", "storage.durability"},
-                                                   {"threads", "threads"},
-                                                   {"tls-cert", "tls.cert_file"},
-                                                   {"tls-key", "tls.key_file"},
-                                                   {"tls-ca", "tls.ca_file"}};
-
-cli::Parsed ReadFlags(int argc, const char* const* argv) {
-  namespace po = boost::program_options;
-  po::options_description flags;
-  flags.add_options()("help,h", "")("version", "");
-  for (const char* flag : {"config", "upstream", "set"}) {
-    flags.add_options()(flag, po::value<std::string>());
-  }
-  for (const auto& [flag, key] : kFlagKeys)
-    flags.add_options()(flag.c_str(), po::value<std::string>());
-  try {
-    cli::Parsed parsed = cli::Parse(std::vector<std::string>(argv + 1, argv + argc), flags);
-    if (!parsed.positional.empty()) {
-      throw cli::UsageError("'" + parsed.positional.front() +
-                            "' is not a flag: aweft-node takes flags only");
-    }
-    return parsed;
-  } catch (const cli::UsageError& e) {
-    throw ConfigError(std::string("config: ") + e.what() + ". See --help.");
-  }
-}
-
-std::string Quote(const std::string& v) {
-  std::string out = "\"";
-  for (char c : v) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out + "\"";
-}
-
-// The TOML a flag stands for: `--data D` is `data = "D"`.
-std::string Snippet(const std::string& flag, const std::string& value) {
-  if (flag == "upstream") return "[[upstreams]]\nurl = " + Quote(value);
-  if (flag == "threads") {
-    // Not a number: quoted, so the error is the key's, not TOML's.
-    const bool digits =
-        !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-    return "threads = " + (digits ? value : Quote(value));
-  }
-  if (flag == "set") {
-    const size_t eq = value.find('=');
-    if (eq == std::string::npos)
-      throw ConfigError("config: --set takes KEY=VALUE, not '" + value + "'. See --help.");
-    std::string raw = value.substr(eq + 1);
-    // A bare word is text: --set log_level=debug.
-    const bool bare = !raw.empty() && raw.find_first_of("\"'[{") != 0 &&
-                      raw.find_first_not_of("0123456789-_.") != std::string::npos &&
-                      raw != "true" && raw != "false";
-    return value.substr(0, eq) + " = " + (bare ? Quote(raw) : raw);
-  }
-  return kFlagKeys.at(flag) + " = " + Quote(value);
-}
-
-}  // namespace
-
 Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) {
   Config config;
   help = version = false;
@@ -414,8 +324,9 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
         FromEnvironment{"AWEFT_TLS_KEY_FILE", "tls.key_file", false}}) {
     const char* value = std::getenv(variable);
     if (!value || !*value) continue;
-    Apply(Parse(std::string(key) + " = " + (toml ? std::string(value) : Quote(value)), variable),
-          config);
+    Apply(
+        Parse(std::string(key) + " = " + (toml ? std::string(value) : TomlQuote(value)), variable),
+        config);
   }
   for (const auto& [flag, value] : parsed.flags) {
     if (flag == "help") {
@@ -438,6 +349,12 @@ Config LoadConfig(int argc, const char* const* argv, bool& help, bool& version) 
     Bad("limits.memory_bytes", "is " + std::to_string(config.limits.memory_bytes) +
                                    ": it must hold two messages of documents.max_frame_bytes (" +
                                    std::to_string(config.max_frame_bytes) + ") at least, or be 0");
+  }
+  if (!config.peers.empty() && !config.upstreams.empty()) {
+    throw ConfigError(
+        "config: [[peers]] and [[upstreams]] go apart: a cluster's peers place documents among "
+        "themselves, and a node outside it names one of them as its upstream. Give one of the "
+        "two (docs/node.md \"Clusters\")");
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
     throw ConfigError(

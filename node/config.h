@@ -33,6 +33,14 @@ struct Upstream {
   std::chrono::seconds digest_every{10};  // digest_seconds
 };
 
+// How a cluster of peers keeps its documents (docs/node.md "Clusters").
+struct Cluster {
+  uint64_t replicas = 3;  // cluster.replicas: nodes that keep each document
+  // cluster.failover_ms: how long a peer's link may be down before the
+  // documents it is home for move to the next peer in their ranking.
+  std::chrono::milliseconds failover{3000};
+};
+
 // What one peer may ask of the node (docs/reliability.md). Each is refused
 // with the reason `limit`, naming the limit and its setting.
 struct Limits {
@@ -97,6 +105,10 @@ struct Config {
 
   std::vector<Token> tokens;        // [[tokens]]
   std::vector<Upstream> upstreams;  // [[upstreams]]
+  // [[peers]] (url, token, digest_seconds): the cluster this node is one of;
+  // it may name the node itself.
+  std::vector<Upstream> peers;
+  Cluster cluster;  // [cluster]
 };
 
 // Reads the settings: the defaults, then the TOML file named by --config (if

@@ -207,10 +207,11 @@ void Loop::AnswerHas(Connection& c, const json::value& args, sync::Reply reply) 
 
 void Loop::AnswerHello(Connection& c, const json::value& args, sync::Reply reply) {
   c.peer = true;  // Only nodes say hello.
-  ToHome([this, id = c.id, asker = ParseHelloAsk(args).id, remote = c.remote, reply] {
+  ToHome([this, id = c.id, ask = ParseHelloAsk(args), remote = c.remote, reply] {
     std::vector<std::string> path = node_.upstreams.Path();
     std::optional<sync::RequestError> cycle;
-    if (asker && std::find(path.begin(), path.end(), *asker) != path.end()) {
+    const std::optional<std::string>& asker = ask.id;
+    if (asker && !ask.peer && std::find(path.begin(), path.end(), *asker) != path.end()) {
       spdlog::error(
           "event=cycle node={} peer={} detail={}", config_.node_id, remote,
           Quoted{*asker + " is already upstream of " + config_.node_id + ": " + JoinedPath(path)});

@@ -59,13 +59,18 @@ codec::Result<std::optional<Held>> ParseHasAnswer(const json::value& result) {
 }
 
 json::value ToJson(const HelloAsk& ask) {
-  if (!ask.id) return json::object{};
-  return json::object{{"id", *ask.id}};
+  json::object out;
+  if (ask.id) out["id"] = *ask.id;
+  if (ask.peer) out["peer"] = true;
+  return out;
 }
 
 HelloAsk ParseHelloAsk(const json::value& args) {
-  const json::string* id = TextAt(args.if_object(), "id");
-  return HelloAsk{id ? std::optional<std::string>(std::string_view(*id)) : std::nullopt};
+  const json::object* object = args.if_object();
+  const json::string* id = TextAt(object, "id");
+  const json::value* peer = object ? object->if_contains("peer") : nullptr;
+  return HelloAsk{id ? std::optional<std::string>(std::string_view(*id)) : std::nullopt,
+                  peer && peer->is_bool() && peer->get_bool()};
 }
 
 json::value ToJson(const HelloAnswer& answer) {

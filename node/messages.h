@@ -35,9 +35,12 @@ struct Held {
 boost::json::value HasAnswerJson(const std::optional<Held>& held);
 codec::Result<std::optional<Held>> ParseHasAnswer(const boost::json::value& result);
 
-// hello {"id": NODE}: a node says who it is (the id may be absent).
+// hello {"id": NODE, "peer": true}: a node says who it is (the id may be
+// absent), and whether it dials as a peer of a cluster (then no cycle is
+// looked for: placement keeps a document's links from making one).
 struct HelloAsk {
   std::optional<std::string> id;
+  bool peer = false;
 };
 boost::json::value ToJson(const HelloAsk& ask);
 HelloAsk ParseHelloAsk(const boost::json::value& args);

@@ -19,6 +19,11 @@ uint64_t RendezvousWeight(std::string_view name, std::string_view node_id) {
   return weight;
 }
 
+bool RanksBefore(std::string_view name, std::string_view a, std::string_view b) {
+  const uint64_t wa = RendezvousWeight(name, a), wb = RendezvousWeight(name, b);
+  return wa != wb ? wa > wb : a < b;
+}
+
 std::vector<std::string> Rank(std::string_view name, std::vector<std::string> peers) {
   std::vector<std::pair<uint64_t, std::string>> weighed;
   weighed.reserve(peers.size());

@@ -18,6 +18,10 @@ namespace aweft::node {
 // and platform.
 uint64_t RendezvousWeight(std::string_view name, std::string_view node_id);
 
+// Whether `a` ranks before `b` for `name`: its weight is higher, or equal
+// with the lesser id (as Rank orders them).
+bool RanksBefore(std::string_view name, std::string_view a, std::string_view b);
+
 // `peers` (node ids) by their weight for `name`, highest first; equal weights
 // by node id. Duplicates are kept.
 std::vector<std::string> Rank(std::string_view name, std::vector<std::string> peers);

@@ -11,6 +11,7 @@
 #include "node/access.h"
 #include "node/log.h"
 #include "node/messages.h"
+#include "node/placement.h"
 
 namespace aweft::node {
 std::string JoinedPath(const std::vector<std::string>& path) {
@@ -24,65 +25,84 @@ Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage:
                      NodeMetrics& meters)
     : config_(config), store_(store), meters_(meters), hello_(io) {
   LoadConfirmed();
-  for (const Upstream& upstream : config_.upstreams) {
-    auto link = std::make_unique<Link>();
-    link->config = upstream;
-    Client::Options options;
-    options.url = upstream.url;
-    options.token = upstream.token;
-    options.tls = tls;
-    options.link_scheduler = &links;  // Stored before sent upstream too.
-    // No integrity tags between nodes: the node above orders and corrects
-    // this one (docs/sync.md "One order"); tagged, a resync races into
-    // storms of diverged refusals (docs/reliability.md "Open").
-    options.tags = false;
-    // A client below waits for these answers (Loop::AnswerDurable): ask
-    // within 2 ms, one question at a time, rather than every 20 ms.
-    options.confirm_every = std::chrono::milliseconds(2);
-    options.mark = [this](const std::string& name) { return store_.Head(name); };
-    options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
-      uint64_t& mark = confirmed_[{url, name}];
-      if (seq <= mark) return;
-      mark = seq;
-      SaveConfirmed();
-      Settle(/*expire=*/false);
-    };
-    options.broken = [this, url = upstream.url](const codec::Refusal& why) {
-      meters_.faults.Add(1, {codec::Spelled(why.reason), "remote"});
-      spdlog::warn(
-          "event=upstream-broken url={} reason={} detail=\"the upstream's answer was "
-          "malformed; dialing again\"",
-          url, codec::Name(why.reason));
-    };
-    // Up at info; lost at warn once, then each failed dial at debug.
-    options.changed = [url = upstream.url, was = std::optional<bool>()](
-                          bool up, const std::string& detail) mutable {
-      if (up) {
-        spdlog::info("event=upstream-connected url={}", url);
-      } else {
-        spdlog::log(was == false ? spdlog::level::debug : spdlog::level::warn,
-                    "event=upstream-lost url={} detail={}", url, Quoted{detail});
-      }
-      was = up;
-    };
-    options.frames = FrameTracer(upstream.url);
-    link->client = std::make_unique<Client>(io.get_executor(), options);
-    Link* raw = link.get();
-    link->client->OnConnected([this, raw] {
-      Hello(*raw);
-      // After the resyncs of a new connection, compare.
-      raw->next_digests = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-      raw->agreed.reset();
-    });
-    spdlog::info("event=upstream url={} names={}", upstream.url, upstream.names.size());
-    links_.push_back(std::move(link));
-  }
+  for (const Upstream& upstream : config_.upstreams) Dial(upstream, false, io, links, tls);
+  for (const Upstream& peer : config_.peers) Dial(peer, true, io, links, tls);
+  LoadPeerIds();
   // Paths change as the nodes above connect: ask again now and then, so a
   // cycle made by nodes starting together is still found.
   if (!links_.empty()) ScheduleHello();
 }
 
+void Upstreams::Dial(const Upstream& upstream, bool peer, boost::asio::io_context& io,
+                     sync::Scheduler& links, std::shared_ptr<boost::asio::ssl::context> tls) {
+  auto link = std::make_unique<Link>();
+  Link* raw = link.get();
+  link->config = upstream;
+  link->peer = peer;
+  link->down_since = std::chrono::steady_clock::now();
+  const char* kind = peer ? "peer" : "upstream";
+  Client::Options options;
+  options.url = upstream.url;
+  options.token = upstream.token;
+  options.tls = tls;
+  options.link_scheduler = &links;  // Stored before sent upstream too.
+  // No integrity tags between nodes: the node above orders and corrects
+  // this one (docs/sync.md "One order"); tagged, a resync races into
+  // storms of diverged refusals (docs/reliability.md "Open").
+  options.tags = false;
+  // A client below waits for these answers (Loop::AnswerDurable): ask
+  // within 2 ms, one question at a time, rather than every 20 ms.
+  options.confirm_every = std::chrono::milliseconds(2);
+  options.mark = [this](const std::string& name) { return store_.Head(name); };
+  options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
+    uint64_t& mark = confirmed_[{url, name}];
+    if (seq <= mark) return;
+    mark = seq;
+    SaveConfirmed();
+    Settle(/*expire=*/false);
+  };
+  options.broken = [this, url = upstream.url, kind](const codec::Refusal& why) {
+    meters_.faults.Add(1, {codec::Spelled(why.reason), "remote"});
+    spdlog::warn(
+        "event={}-broken url={} reason={} detail=\"the {}'s answer was malformed; dialing "
+        "again\"",
+        kind, url, codec::Name(why.reason), kind);
+  };
+  // Up at info; lost at warn once, then each failed dial at debug.
+  options.changed = [raw, kind, was = std::optional<bool>()](bool up,
+                                                             const std::string& detail) mutable {
+    if (up) {
+      spdlog::info("event={}-connected url={}", kind, raw->config.url);
+    } else {
+      if (was != false) raw->down_since = std::chrono::steady_clock::now();
+      spdlog::log(was == false ? spdlog::level::debug : spdlog::level::warn,
+                  "event={}-lost url={} detail={}", kind, raw->config.url, Quoted{detail});
+    }
+    was = up;
+  };
+  options.frames = FrameTracer(upstream.url);
+  link->client = std::make_unique<Client>(io.get_executor(), options);
+  link->client->OnConnected([this, raw] {
+    Hello(*raw);
+    // After the resyncs of a new connection, compare.
+    raw->next_digests = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    raw->agreed.reset();
+  });
+  spdlog::info("event={} url={} names={}", kind, upstream.url, upstream.names.size());
+  links_.push_back(std::move(link));
+}
+
 Upstreams::Link* Upstreams::For(std::string_view name) {
+  if (!config_.peers.empty()) {
+    const auto now = std::chrono::steady_clock::now();
+    Link* home = nullptr;
+    std::string_view best = config_.node_id;
+    for (auto& link : links_) {
+      if (link->self || link->id.empty() || !Live(*link, now)) continue;
+      if (RanksBefore(name, link->id, best)) home = link.get(), best = link->id;
+    }
+    return home;
+  }
   for (auto& link : links_) {
     if (!link->cycle && AnyMatches(link->config.names, name)) return link.get();
   }
@@ -100,7 +120,14 @@ std::vector<std::string> Upstreams::Path() const {
 void Upstreams::Share(const std::string& name, sync::Document& document,
                       std::function<void()> ready) {
   Link* link = For(name);
-  if (!link) return;
+  shared_[name] = {link, &document, ready};
+  if (!config_.peers.empty() && View() != view_) relink_due_ = true;
+  if (link) ShareWith(*link, name, document, std::move(ready));
+}
+
+void Upstreams::ShareWith(Link& target, const std::string& name, sync::Document& document,
+                          std::function<void()> ready) {
+  Link* link = &target;
   // What the upstream has not confirmed (it may have been lost with a
   // restart of either node) is re-applied after the upstream's state.
   std::deque<codec::Commit> unconfirmed;
@@ -189,6 +216,7 @@ codec::Refusal Upstreams::NotConfirmed(const Link& link, const std::string& name
 
 void Upstreams::Forget(const std::string& name) {
   for (auto& link : links_) link->client->Forget(name);
+  shared_.erase(name);
 }
 
 void Upstreams::Close() {
@@ -204,8 +232,9 @@ void Upstreams::ScheduleHello() {
     if (ec || closed_) return;
     Settle(/*expire=*/true);
     const auto now = std::chrono::steady_clock::now();
+    Relink();
     for (auto& link : links_) {
-      if (link->cycle) continue;
+      if (link->cycle || link->self) continue;
       Hello(*link);
       if (link->config.digest_every.count() > 0 && link->client->connected() &&
           now >= link->next_digests) {
@@ -219,13 +248,17 @@ void Upstreams::ScheduleHello() {
 
 void Upstreams::Hello(Link& link) {
   link.client->Ask(
-      "hello", ToJson(HelloAsk{config_.node_id}), [this, &link](sync::AskResult answer) {
-        if (link.cycle) return;
+      "hello", ToJson(HelloAsk{config_.node_id, link.peer}), [this, &link](sync::AskResult answer) {
+        if (link.cycle || link.self) return;
         std::vector<std::string> path;
         if (answer) {
           auto hello = ParseHelloAnswer(*answer);
           if (!hello) return link.client->Break(hello.error());
           path = std::move(hello->path);
+        }
+        if (link.peer) {
+          if (!answer || path.empty()) return;  // Asked again in a second.
+          return LearnedId(link, path.front());
         }
         const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();
         const bool refused = !answer && answer.error().reason == codec::Name(codec::Reason::kCycle);

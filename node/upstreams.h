@@ -41,6 +41,14 @@ class Upstreams {
     std::chrono::steady_clock::time_point next_digests;
     std::optional<std::chrono::steady_clock::time_point> agreed;
     std::map<std::string, int> apart;
+    // A peer ([[peers]]): its node id once known (from `hello`, or kept
+    // from an earlier run), whether it is this node itself, and since when
+    // its link has been down (it stays a candidate for home until
+    // cluster.failover_ms has passed).
+    bool peer = false;
+    bool self = false;
+    std::string id;
+    std::chrono::steady_clock::time_point down_since;
   };
 
   // `links`: the scheduler upstream links send through (what goes up is
@@ -50,8 +58,12 @@ class Upstreams {
             sync::Scheduler& links, std::shared_ptr<boost::asio::ssl::context> tls,
             NodeMetrics& meters);
 
-  // The first upstream whose names match `name` and that is no cycle; null
-  // when there is none.
+  // The link to the place that orders `name`; null when this node does.
+  // Without peers, the first upstream whose names match `name` and that is
+  // no cycle. With peers, the document's home: of this node and the peers
+  // whose ids are known and that are live, the first by rendezvous ranking
+  // (node/placement.h). A node only ever links to a peer ranked before it,
+  // so the links of one document never make a cycle.
   Link* For(std::string_view name);
   // This node's id, then the paths of its upstreams.
   std::vector<std::string> Path() const;
@@ -81,6 +93,22 @@ class Upstreams {
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
 
  private:
+  // Makes the link to `upstream` (a peer with `peer`).
+  void Dial(const Upstream& upstream, bool peer, boost::asio::io_context& io,
+            sync::Scheduler& links, std::shared_ptr<boost::asio::ssl::context> tls);
+  void ShareWith(Link& link, const std::string& name, sync::Document& document,
+                 std::function<void()> ready);
+  // Whether `peer` may be home: its link is up, or has been down for less
+  // than cluster.failover_ms.
+  bool Live(const Link& peer, std::chrono::steady_clock::time_point now) const;
+  // When the peers live or their ids changed, moves every shared document
+  // whose home changed to its new home (docs/node.md "Clusters").
+  void Relink();
+  std::vector<std::string> View() const;  // The ids of the live peers, sorted.
+  // A peer's id, learnt from its `hello` answer.
+  void LearnedId(Link& link, const std::string& id);
+  void LoadPeerIds();
+  void SavePeerIds();
   void Hello(Link& link);
   // Compares every document shared with `link` with the upstream's copy; one
   // found apart twice in a row takes the upstream's state.
@@ -102,6 +130,15 @@ class Upstreams {
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
   boost::asio::steady_timer hello_;
   Refusals on_refused_;
+  // The documents shared (Share, until Forget), and the link each went to.
+  struct SharedDocument {
+    Link* link = nullptr;
+    sync::Document* document = nullptr;
+    std::function<void()> ready;
+  };
+  std::map<std::string, SharedDocument, std::less<>> shared_;
+  std::vector<std::string> view_;  // View() at the last Relink.
+  bool relink_due_ = false;        // A document was shared under another view since.
   struct Awaiting {
     struct Mark {
       Link* link;

@@ -624,6 +624,13 @@ TEST_CASE("a mistyped flag or key is refused with the nearest one", "[node][proc
       {"--set documents.max_frame_bytes=1048576" + data,
        "'limits.max_document_bytes' is 8388608: a document's state travels in one message, so it "
        "must be at most documents.max_frame_bytes (1048576) less 4096"},
+      {"--set cluster.replicas=0" + data, "'cluster.replicas' must be at least 1"},
+      {"--set cluster.failover_ms=10" + data, "'cluster.failover_ms' must be at least 100"},
+      {"--set 'peers=[{url=\"ws://a:1/\",names=[\"x\"]}]'" + data,
+       "'peers[0].names' is not a setting"},
+      {"--peer ws://127.0.0.1:9/ --upstream ws://127.0.0.1:8/" + data,
+       "[[peers]] and [[upstreams]] go apart"},
+      {"--peer http://127.0.0.1:9/" + data, "'peers[0].url' must be a ws:// or wss:// URL"},
   };
   for (const Case& c : cases) {
     const Ran ran = RunNode(f.dir.path(), c.args);

@@ -36,6 +36,12 @@ TEST_CASE("every order of the same peers ranks a name the same", "[placement]") 
     std::vector<std::string> sorted = Rank(Name(i), kPeers);
     std::sort(sorted.begin(), sorted.end());
     CHECK(sorted == kPeers);  // A ranking, nothing lost or added.
+    const std::vector<std::string> ranked = Rank(Name(i), kPeers);
+    for (size_t a = 0; a < ranked.size(); ++a) {
+      for (size_t b = 0; b < ranked.size(); ++b) {
+        CHECK(RanksBefore(Name(i), ranked[a], ranked[b]) == (a < b));
+      }
+    }
   }
 }
 
