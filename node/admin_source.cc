@@ -373,60 +373,6 @@ json::object NodeAdmin::Links() {
   return {{"links", std::move(links)}};
 }
 
-void NodeAdmin::CollectMetrics() {
-  NodeMetrics& m = node_.meters();
-  m.CollectProcess();
-  sync::Link::Stats link = m.retired_link;
-  sync::TextChannel::Traffic traffic = m.retired_traffic;
-  uint64_t clients = 0, peers = 0;
-  node_.ForEachConnection([&](const Loop::Connection& c) {
-    if (!c.link) return;
-    link += c.link->stats();
-    AddTraffic(traffic, c.channel->traffic());
-    ++(c.peer ? peers : clients);
-  });
-  for (const auto& upstream : node_.upstreams().links()) {
-    const Client::Stats stats = upstream->client->stats();
-    link += stats.link;
-    AddTraffic(traffic, stats.traffic);
-    if (upstream->client->connected()) ++peers;
-  }
-  m.commits.Set(static_cast<double>(link.commits_in), {"in"});
-  m.commits.Set(static_cast<double>(link.commits_out), {"out"});
-  const sync::Link::Stats replicas = node_.replica_links();
-  m.checks.Set(static_cast<double>(link.checks + replicas.checks));
-  m.healed.Set(static_cast<double>(link.corrections), {"correction"});
-  m.healed.Set(static_cast<double>(replicas.corrections), {"replica"});
-  m.frames.Set(static_cast<double>(link.frames_in), {"in"});
-  m.frames.Set(static_cast<double>(link.frames_out), {"out"});
-  m.bytes.Set(static_cast<double>(traffic.bytes_in), {"in"});
-  m.bytes.Set(static_cast<double>(traffic.bytes_out), {"out"});
-  m.links.Set(static_cast<double>(clients), {"client"});
-  m.links.Set(static_cast<double>(peers), {"peer"});
-  m.loaded.Set(static_cast<double>(node_.hub().loaded().size()));
-  m.replicas.Set(static_cast<double>(node_.replicas()));
-  m.stored.Set(static_cast<double>(node_.store().List().size()));
-  m.stalled.Set(node_.hub().Unavailable() ? 1 : 0);
-  m.held.Set(static_cast<double>(node_.budget().used()));
-
-  const storage::StoreStats store = node_.store().Stats(/*with_rocksdb=*/true);
-  m.store_commits.Set(static_cast<double>(store.commits_written));
-  m.store_syncs.Set(static_cast<double>(store.batches_written));
-  m.snapshots.Set(static_cast<double>(store.snapshots_written));
-  m.rocksdb.Set(static_cast<double>(store.live_sst_bytes));
-  m.rocksdb_memtable.Set(static_cast<double>(store.memtable_bytes));
-  m.rocksdb_keys.Set(static_cast<double>(store.estimated_keys));
-  m.rocksdb_pending_compaction.Set(static_cast<double>(store.pending_compaction_bytes));
-  m.rocksdb_compactions.Set(static_cast<double>(store.running_compactions));
-  m.rocksdb_flushes.Set(static_cast<double>(store.running_flushes));
-  m.rocksdb_level0.Set(static_cast<double>(store.level0_files));
-  m.rocksdb_errors.Set(static_cast<double>(store.background_errors));
-  m.rocksdb_readers.Set(static_cast<double>(store.table_readers_bytes));
-  m.info.Set(1, {node_.config().node_id, AWEFT_VERSION});
-  m.uptime.Set(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - node_.started()).count());
-}
-
 void CountRefused(NodeMetrics& meters, std::string_view name, std::string_view peer,
                   const sync::Refused& refused) {
   const char* origin = refused.mine ? "remote" : "local";

@@ -33,6 +33,9 @@ struct NodeMetrics {
   admin::Family& connections;    // aweft_connections_total
   admin::Family& shed;           // aweft_connections_shed_total{cause}
   admin::Family& links;          // aweft_links_open{kind}
+  admin::Family& peers;          // aweft_peers{state}
+  admin::Family& behind;         // aweft_documents_behind
+  admin::Family& caught_up;      // aweft_catch_up_documents_total
   admin::Family& loaded;         // aweft_documents_loaded
   admin::Family& stored;         // aweft_documents_stored
   admin::Family& stalled;        // aweft_storage_stalled

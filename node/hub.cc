@@ -212,7 +212,10 @@ void Hub::ScheduleEviction() {
     std::vector<std::string> abandoned;
     for (const auto& [name, loaded] : loaded_) {
       if (loaded.abandoned && loaded.shares <= 0) abandoned.push_back(name);
-      if (loaded.shares <= 0 && now - loaded.active >= config_.idle_evict) idle.push_back(name);
+      if (loaded.shares <= 0 && now - loaded.active >= config_.idle_evict &&
+          !upstreams_.Keeps(name)) {
+        idle.push_back(name);
+      }
     }
     for (const std::string& name : abandoned) {
       if (DropAbandoned(name)) std::erase(idle, name);

@@ -120,6 +120,7 @@ void Loop::Answer(Connection& c, const std::string& request, const json::value& 
   if (request == "hello") return AnswerHello(c, args, std::move(reply));
   if (request == "digest") return AnswerDigest(c, args, std::move(reply));
   if (request == "tags") return AnswerTags(c, args, std::move(reply));
+  if (request == "names") return AnswerNames(c, args, std::move(reply));
   reply.SendError({Spelled(Reason::kMissing), "nothing here answers " + request, {}});
 }
 
@@ -220,10 +221,31 @@ void Loop::AnswerHello(Connection& c, const json::value& args, sync::Reply reply
                                      " (" + JoinedPath(path) + "); linking them makes a cycle",
                                  {}};
     }
-    FromHome(id, [reply, cycle, answer = ToJson(HelloAnswer{std::move(path)})](Connection&) {
+    const HelloAnswer hello{std::move(path), node_.upstreams.home_ready()};
+    FromHome(id, [reply, cycle, answer = ToJson(hello)](Connection&) {
       if (cycle) return reply.SendError(*cycle);
       reply.SendResult(answer);
     });
+  });
+}
+
+void Loop::AnswerNames(Connection& c, const json::value& args, sync::Reply reply) {
+  ToHome([this, id = c.id, token = c.token, ask = ParseNamesAsk(args), reply] {
+    // Pages the token may read none of are passed over (the asker pages on
+    // from the last name it got, and may not learn others).
+    NamesAnswer answer;
+    for (std::string after = ask.after; answer.documents.empty();) {
+      const auto listed = node_.store.List({}, after, ask.limit);
+      answer.more = listed.size() == ask.limit;
+      for (const storage::DocumentInfo& info : listed) {
+        if (info.damage.empty() && Access::CanRead(token, info.name)) {
+          answer.documents.push_back({info.name, {info.root, info.kind}});
+        }
+      }
+      if (!answer.more) break;
+      after = listed.back().name;
+    }
+    FromHome(id, [reply, json = ToJson(answer)](Connection&) { reply.SendResult(json); });
   });
 }
 

@@ -117,6 +117,7 @@ class Loop {
               sync::Reply reply);
   void AnswerHas(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerHello(Connection& connection, const boost::json::value& args, sync::Reply reply);
+  void AnswerNames(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerDurable(Connection& connection, sync::Reply reply);
   void AnswerTags(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerDigest(Connection& connection, const boost::json::value& args, sync::Reply reply);

@@ -2,6 +2,7 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
@@ -76,7 +77,7 @@ HelloAsk ParseHelloAsk(const json::value& args) {
 json::value ToJson(const HelloAnswer& answer) {
   json::array ids;
   for (const std::string& id : answer.path) ids.emplace_back(id);
-  return json::object{{"path", std::move(ids)}};
+  return json::object{{"path", std::move(ids)}, {"home", answer.home}};
 }
 
 codec::Result<HelloAnswer> ParseHelloAnswer(const json::value& result) {
@@ -87,6 +88,52 @@ codec::Result<HelloAnswer> ParseHelloAnswer(const json::value& result) {
   for (const json::value& id : path->get_array()) {
     if (!id.is_string()) return NotAnAnswer("hello", R"({"path": [ids]})");
     answer.path.emplace_back(std::string_view(id.get_string()));
+  }
+  const json::value* home = object->if_contains("home");
+  answer.home = !home || !home->is_bool() || home->get_bool();
+  return answer;
+}
+
+json::value ToJson(const NamesAsk& ask) {
+  return json::object{{"after", ask.after}, {"max", ask.limit}};
+}
+
+NamesAsk ParseNamesAsk(const json::value& args) {
+  const json::object* object = args.if_object();
+  NamesAsk ask;
+  if (const json::string* after = TextAt(object, "after")) ask.after = std::string_view(*after);
+  const json::value* limit = object ? object->if_contains("max") : nullptr;
+  if (limit && limit->is_int64()) ask.limit = std::clamp<int64_t>(limit->get_int64(), 1, 1000);
+  if (limit && limit->is_uint64()) ask.limit = std::clamp<uint64_t>(limit->get_uint64(), 1, 1000);
+  return ask;
+}
+
+json::value ToJson(const NamesAnswer& answer) {
+  json::array documents;
+  for (const Listed& listed : answer.documents) {
+    json::object entry = HasAnswerJson(listed.held).as_object();
+    entry["name"] = listed.name;
+    documents.push_back(std::move(entry));
+  }
+  return json::object{{"documents", std::move(documents)}, {"more", answer.more}};
+}
+
+codec::Result<NamesAnswer> ParseNamesAnswer(const json::value& result) {
+  constexpr std::string_view kShape =
+      R"({"documents": [{"name": N, "held": true, "root": ID, "kind": K}], "more": bool})";
+  const json::object* object = result.if_object();
+  const json::value* documents = object ? object->if_contains("documents") : nullptr;
+  const json::value* more = object ? object->if_contains("more") : nullptr;
+  if (!documents || !documents->is_array() || !more || !more->is_bool()) {
+    return NotAnAnswer("names", kShape);
+  }
+  NamesAnswer answer;
+  answer.more = more->get_bool();
+  for (const json::value& entry : documents->get_array()) {
+    const json::string* name = TextAt(entry.if_object(), "name");
+    auto held = ParseHasAnswer(entry);
+    if (!name || !held || !*held) return NotAnAnswer("names", kShape);
+    answer.documents.push_back({std::string(std::string_view(*name)), **held});
   }
   return answer;
 }

@@ -35,6 +35,29 @@ struct Held {
 boost::json::value HasAnswerJson(const std::optional<Held>& held);
 codec::Result<std::optional<Held>> ParseHasAnswer(const boost::json::value& result);
 
+// names {"after": NAME, "max": N}: the documents a node stores whose
+// names sort after NAME (bytewise), at most N (1 to 1000; default 1000),
+// that the asker may read. Peers ask it to catch up (docs/node.md "Peers").
+struct NamesAsk {
+  std::string after;
+  uint64_t limit = 1000;
+};
+boost::json::value ToJson(const NamesAsk& ask);
+NamesAsk ParseNamesAsk(const boost::json::value& args);
+
+// Its answer: {"documents": [{"name": N, "held": true, "root": ID, "kind":
+// K}], "more": bool}, `more` when a later page may hold more.
+struct Listed {
+  std::string name;
+  Held held;
+};
+struct NamesAnswer {
+  std::vector<Listed> documents;
+  bool more = false;
+};
+boost::json::value ToJson(const NamesAnswer& answer);
+codec::Result<NamesAnswer> ParseNamesAnswer(const boost::json::value& result);
+
 // hello {"id": NODE, "peer": true}: a node says who it is (the id may be
 // absent), and whether it dials as a peer of a cluster (then no cycle is
 // looked for: placement keeps a document's links from making one).
@@ -45,9 +68,12 @@ struct HelloAsk {
 boost::json::value ToJson(const HelloAsk& ask);
 HelloAsk ParseHelloAsk(const boost::json::value& args);
 
-// Its answer: {"path": [ids]}, the answering node and the nodes above it.
+// Its answer: {"path": [ids], "home": bool}, the answering node and the
+// nodes above it, and whether it takes its place as home of documents yet
+// (false while a peer catches up; absent means true).
 struct HelloAnswer {
   std::vector<std::string> path;
+  bool home = true;
 };
 boost::json::value ToJson(const HelloAnswer& answer);
 codec::Result<HelloAnswer> ParseHelloAnswer(const boost::json::value& result);

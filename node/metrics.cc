@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "node/admin_source.h"
+#include "node/node.h"
 
 namespace aweft::node {
 namespace {
@@ -59,6 +60,16 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
                      {"cause"})),
       links(
           m.Gauge("aweft_links_open", "Links open now, by kind (client or peer node).", {"kind"})),
+      peers(m.Gauge("aweft_peers",
+                    "The other peers of this node's cluster by state: linked (taking their "
+                    "place as home), catching-up (linked, not yet home), down.",
+                    {"state"})),
+      behind(m.Gauge("aweft_documents_behind",
+                     "Documents this node keeps as a replica that it is still bringing up to "
+                     "its home's state (waiting and under way).")),
+      caught_up(m.Counter("aweft_catch_up_documents_total",
+                          "Documents this node brought up to their home's state as a replica "
+                          "since it started, with no client asking.")),
       loaded(m.Gauge("aweft_documents_loaded", "Documents loaded in memory now.")),
       stored(m.Gauge("aweft_documents_stored", "Documents in the store.")),
       stalled(m.Gauge("aweft_storage_stalled",
@@ -122,6 +133,72 @@ NodeMetrics::NodeMetrics(admin::Metrics& m)
                 std::to_string(BOOST_VERSION / 100000) + "." +
                     std::to_string(BOOST_VERSION / 100 % 1000) + "." +
                     std::to_string(BOOST_VERSION % 100)});
+}
+
+void NodeAdmin::CollectMetrics() {
+  NodeMetrics& m = node_.meters();
+  m.CollectProcess();
+  sync::Link::Stats link = m.retired_link;
+  sync::TextChannel::Traffic traffic = m.retired_traffic;
+  uint64_t clients = 0, peers = 0;
+  node_.ForEachConnection([&](const Loop::Connection& c) {
+    if (!c.link) return;
+    link += c.link->stats();
+    AddTraffic(traffic, c.channel->traffic());
+    ++(c.peer ? peers : clients);
+  });
+  for (const auto& upstream : node_.upstreams().links()) {
+    const Client::Stats stats = upstream->client->stats();
+    link += stats.link;
+    AddTraffic(traffic, stats.traffic);
+    if (upstream->client->connected()) ++peers;
+  }
+  m.commits.Set(static_cast<double>(link.commits_in), {"in"});
+  m.commits.Set(static_cast<double>(link.commits_out), {"out"});
+  const sync::Link::Stats replicas = node_.replica_links();
+  m.checks.Set(static_cast<double>(link.checks + replicas.checks));
+  m.healed.Set(static_cast<double>(link.corrections), {"correction"});
+  m.healed.Set(static_cast<double>(replicas.corrections), {"replica"});
+  m.frames.Set(static_cast<double>(link.frames_in), {"in"});
+  m.frames.Set(static_cast<double>(link.frames_out), {"out"});
+  m.bytes.Set(static_cast<double>(traffic.bytes_in), {"in"});
+  m.bytes.Set(static_cast<double>(traffic.bytes_out), {"out"});
+  m.links.Set(static_cast<double>(clients), {"client"});
+  m.links.Set(static_cast<double>(peers), {"peer"});
+  double linked = 0, catching_up = 0, down = 0;
+  for (const auto& peer : node_.upstreams().links()) {
+    if (!peer->peer || peer->self) continue;
+    ++(!peer->client->connected() ? down : peer->home ? linked : catching_up);
+  }
+  if (!node_.config().peers.empty()) {
+    m.peers.Set(linked, {"linked"});
+    m.peers.Set(catching_up, {"catching-up"});
+    m.peers.Set(down, {"down"});
+  }
+  m.behind.Set(static_cast<double>(node_.catch_up().behind()));
+  m.caught_up.Set(static_cast<double>(node_.catch_up().caught_up()));
+  m.loaded.Set(static_cast<double>(node_.hub().loaded().size()));
+  m.replicas.Set(static_cast<double>(node_.replicas()));
+  m.stored.Set(static_cast<double>(node_.store().List().size()));
+  m.stalled.Set(node_.hub().Unavailable() ? 1 : 0);
+  m.held.Set(static_cast<double>(node_.budget().used()));
+
+  const storage::StoreStats store = node_.store().Stats(/*with_rocksdb=*/true);
+  m.store_commits.Set(static_cast<double>(store.commits_written));
+  m.store_syncs.Set(static_cast<double>(store.batches_written));
+  m.snapshots.Set(static_cast<double>(store.snapshots_written));
+  m.rocksdb.Set(static_cast<double>(store.live_sst_bytes));
+  m.rocksdb_memtable.Set(static_cast<double>(store.memtable_bytes));
+  m.rocksdb_keys.Set(static_cast<double>(store.estimated_keys));
+  m.rocksdb_pending_compaction.Set(static_cast<double>(store.pending_compaction_bytes));
+  m.rocksdb_compactions.Set(static_cast<double>(store.running_compactions));
+  m.rocksdb_flushes.Set(static_cast<double>(store.running_flushes));
+  m.rocksdb_level0.Set(static_cast<double>(store.level0_files));
+  m.rocksdb_errors.Set(static_cast<double>(store.background_errors));
+  m.rocksdb_readers.Set(static_cast<double>(store.table_readers_bytes));
+  m.info.Set(1, {node_.config().node_id, AWEFT_VERSION});
+  m.uptime.Set(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - node_.started()).count());
 }
 
 void NodeMetrics::TopicEnded(const std::string& reason, const std::string& origin) {

@@ -197,6 +197,7 @@ Node::Node(Config config, asio::io_context& io)
   upstreams_ =
       std::make_unique<Upstreams>(config_, io_, *store_, *link_scheduler_, upstream_tls, meters_);
   hub_ = std::make_unique<Hub>(config_, io_, *store_, *link_scheduler_, *upstreams_);
+  catch_up_ = std::make_unique<CatchUp>(config_, io_, *hub_, *upstreams_, *store_);
   context_.reset(new LoopContext{config_, access_, meters_, io_.get_executor(), *hub_, *upstreams_,
                                  *store_, stopping_, connection_ids_});
   home_ = std::make_unique<Loop>(0, *context_, io_.get_executor(), *link_scheduler_, nullptr);
@@ -342,6 +343,7 @@ void Node::Shutdown(std::function<void()> done) {
   spdlog::info("event=shutdown connections={} documents={}", home_->connections().size(),
                hub_->loaded().size());
   hub_->Stop();
+  catch_up_->Stop();
   listener_->Stop();
   if (admin_server_) admin_server_->Stop();
   // What waits for a failing disk now will not be stored: give it up, so

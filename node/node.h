@@ -13,6 +13,7 @@
 #include "admin/router.h"
 #include "node/access.h"
 #include "node/admin_source.h"
+#include "node/catch_up.h"
 #include "node/config.h"
 #include "node/durable.h"
 #include "node/hub.h"
@@ -58,6 +59,7 @@ class Node {
   const Config& config() const { return config_; }
   Hub& hub() { return *hub_; }
   Upstreams& upstreams() { return *upstreams_; }
+  CatchUp& catch_up() { return *catch_up_; }
   storage::Store& store() { return *store_; }
   NodeMetrics& meters() { return meters_; }
   // What every accepted connection holds, together (limits.memory_bytes).
@@ -91,6 +93,7 @@ class Node {
   std::unique_ptr<DurableScheduler> link_scheduler_;
   std::unique_ptr<Upstreams> upstreams_;
   std::unique_ptr<Hub> hub_;  // After upstreams_, which it shares documents with.
+  std::unique_ptr<CatchUp> catch_up_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> connection_ids_{1};
   std::unique_ptr<LoopContext> context_;

@@ -7,12 +7,33 @@
 #include <fstream>
 
 #include "node/log.h"
+#include "node/placement.h"
 #include "node/upstreams.h"
 
 namespace aweft::node {
 
 bool Upstreams::Live(const Link& peer, std::chrono::steady_clock::time_point now) const {
-  return peer.client->connected() || now - peer.down_since < config_.cluster.failover;
+  return peer.home &&
+         (peer.client->connected() || now - peer.down_since < config_.cluster.failover);
+}
+
+void Upstreams::SetHomeReady() {
+  if (home_ready_) return;
+  home_ready_ = true;
+  relink_due_ = true;
+  spdlog::info("event=home-ready node={}", config_.node_id);
+  Relink();
+}
+
+bool Upstreams::Keeps(std::string_view name) const {
+  if (config_.peers.empty()) return false;
+  std::vector<std::string> ids{config_.node_id};
+  for (const auto& link : links_) {
+    if (link->peer && !link->self && !link->id.empty()) ids.push_back(link->id);
+  }
+  const std::vector<std::string> replicas =
+      Replicas(name, std::move(ids), config_.cluster.replicas);
+  return std::find(replicas.begin(), replicas.end(), config_.node_id) != replicas.end();
 }
 
 void Upstreams::LearnedId(Link& link, const std::string& id) {
@@ -24,7 +45,10 @@ void Upstreams::LearnedId(Link& link, const std::string& id) {
     spdlog::info("event=peer-self url={} node={}", link.config.url, id);
     return Relink();
   }
-  if (id == link.id) return;
+  if (id == link.id) {
+    if (relink_due_) Relink();
+    return;
+  }
   spdlog::info("event=peer-id url={} node={}{}", link.config.url, id,
                link.id.empty() ? "" : " was=" + link.id);
   link.id = id;

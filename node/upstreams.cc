@@ -23,7 +23,11 @@ std::string JoinedPath(const std::vector<std::string>& path) {
 Upstreams::Upstreams(const Config& config, boost::asio::io_context& io, storage::Store& store,
                      sync::Scheduler& links, std::shared_ptr<boost::asio::ssl::context> tls,
                      NodeMetrics& meters)
-    : config_(config), store_(store), meters_(meters), hello_(io) {
+    : config_(config),
+      store_(store),
+      meters_(meters),
+      hello_(io),
+      home_ready_(config.peers.empty()) {
   LoadConfirmed();
   for (const Upstream& upstream : config_.upstreams) Dial(upstream, false, io, links, tls);
   for (const Upstream& peer : config_.peers) Dial(peer, true, io, links, tls);
@@ -83,6 +87,7 @@ void Upstreams::Dial(const Upstream& upstream, bool peer, boost::asio::io_contex
   options.frames = FrameTracer(upstream.url);
   link->client = std::make_unique<Client>(io.get_executor(), options);
   link->client->OnConnected([this, raw] {
+    raw->home = false;  // Until it says so again: it may have restarted.
     Hello(*raw);
     // After the resyncs of a new connection, compare.
     raw->next_digests = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -95,11 +100,15 @@ void Upstreams::Dial(const Upstream& upstream, bool peer, boost::asio::io_contex
 Upstreams::Link* Upstreams::For(std::string_view name) {
   if (!config_.peers.empty()) {
     const auto now = std::chrono::steady_clock::now();
+    // While this node catches up, it is no candidate: the best live peer
+    // orders, or (none) this node does meanwhile.
     Link* home = nullptr;
     std::string_view best = config_.node_id;
     for (auto& link : links_) {
       if (link->self || link->id.empty() || !Live(*link, now)) continue;
-      if (RanksBefore(name, link->id, best)) home = link.get(), best = link->id;
+      if ((!home_ready_ && !home) || RanksBefore(name, link->id, best)) {
+        home = link.get(), best = link->id;
+      }
     }
     return home;
   }
@@ -258,6 +267,13 @@ void Upstreams::Hello(Link& link) {
         }
         if (link.peer) {
           if (!answer || path.empty()) return;  // Asked again in a second.
+          auto hello = ParseHelloAnswer(*answer);
+          const bool home = hello && hello->home;
+          if (home != link.home) {
+            link.home = home;
+            spdlog::info("event=peer-home url={} home={}", link.config.url, home);
+            relink_due_ = true;
+          }
           return LearnedId(link, path.front());
         }
         const bool loops = std::find(path.begin(), path.end(), config_.node_id) != path.end();

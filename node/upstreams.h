@@ -49,6 +49,10 @@ class Upstreams {
     bool self = false;
     std::string id;
     std::chrono::steady_clock::time_point down_since;
+    // Whether its last `hello` answer said it takes its place as home (a
+    // peer catching up does not yet); false until the first on each
+    // connection, kept while the link is down.
+    bool home = false;
   };
 
   // `links`: the scheduler upstream links send through (what goes up is
@@ -65,6 +69,14 @@ class Upstreams {
   // (node/placement.h). A node only ever links to a peer ranked before it,
   // so the links of one document never make a cycle.
   Link* For(std::string_view name);
+  // Whether this node, among peers, takes its place as home of documents:
+  // once it has caught up (CatchUp); always without peers.
+  bool home_ready() const { return home_ready_; }
+  void SetHomeReady();
+  // Whether this node is one of the cluster.replicas peers that keep `name`
+  // (of this node and every peer whose id it knows, live or not), and so
+  // keeps it loaded; false without peers.
+  bool Keeps(std::string_view name) const;
   // This node's id, then the paths of its upstreams.
   std::vector<std::string> Path() const;
   // Shares a document just loaded with its upstream, if it has one: what
@@ -139,6 +151,7 @@ class Upstreams {
   std::map<std::string, SharedDocument, std::less<>> shared_;
   std::vector<std::string> view_;  // View() at the last Relink.
   bool relink_due_ = false;        // A document was shared under another view since.
+  bool home_ready_;
   struct Awaiting {
     struct Mark {
       Link* link;

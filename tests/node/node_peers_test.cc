@@ -6,13 +6,18 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "admin/http_client.h"
 #include "node/client.h"
+#include "node/placement.h"
 #include "sync/snapshot.h"
 #include "tests/node/node_process.h"
 
@@ -21,10 +26,23 @@ namespace {
 
 using sync::Document;
 
+// RunUntil for what the nodes hold: asks at most every 20 ms.
+bool Poll(boost::asio::io_context& io, const std::function<bool()>& done,
+          std::chrono::milliseconds limit) {
+  return RunUntil(
+      io,
+      [&] {
+        if (done()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return false;
+      },
+      limit);
+}
+
 // `count` peers of one cluster: ids peer-0, peer-1, ...; each names every
 // one of them, itself included, on ports fixed before any starts.
 struct Peers {
-  Peers(const std::string& dir, int count) {
+  Peers(const std::string& dir, int count, std::vector<std::string> extra = {}) {
     boost::asio::io_context io;
     std::vector<boost::asio::ip::tcp::acceptor> held;
     for (int i = 0; i < count; ++i) {
@@ -35,6 +53,7 @@ struct Peers {
     held.clear();
     for (int i = 0; i < count; ++i) {
       std::vector<std::string> args{"--node-id", Id(i), "--log-level", "info"};
+      args.insert(args.end(), extra.begin(), extra.end());
       for (uint16_t port : ports) {
         args.insert(args.end(), {"--peer", "ws://127.0.0.1:" + std::to_string(port) + "/"});
       }
@@ -61,7 +80,40 @@ struct Peers {
         std::chrono::milliseconds(15000));
   }
 
-  // The document's observables as node `i` holds them (its seq differs).
+  // Makes `count` documents, `name(d)` at node d % size with {"v": d}, each
+  // by a client of that node that is gone once they are stored.
+  bool Make(boost::asio::io_context& io, int count, const std::function<std::string(int)>& name) {
+    std::vector<std::unique_ptr<aweft::Client>> clients;
+    std::vector<std::unique_ptr<Document>> made;
+    for (auto& node : nodes) {
+      aweft::Client::Options options;
+      options.url = node->url();
+      clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
+    }
+    auto at = [&](int d) -> aweft::Client& { return *clients[d % clients.size()]; };
+    for (int d = 0; d < count; ++d) {
+      made.push_back(std::make_unique<Document>(codec::Kind::kObject));
+      if (!at(d).Share(name(d), *made.back())) return false;
+      // After the share: a commit to confirm, so the wait means stored.
+      if (!made.back()->Set(made.back()->root(), "v", static_cast<double>(d))) return false;
+    }
+    return RunUntil(io, [&] {
+      for (int d = 0; d < count; ++d) {
+        if (!at(d).connected() || at(d).unconfirmed(name(d)) != 0) return false;
+      }
+      return true;
+    });
+  }
+
+  // The ids of the peers, in order.
+  std::vector<std::string> Ids() const {
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < nodes.size(); ++i) ids.push_back(Id(static_cast<int>(i)));
+    return ids;
+  }
+
+  // The document's observables as node `i` holds them (its seq differs), or
+  // "status N" when it answers N.
   std::string State(int i, const std::string& name) {
     auto got = admin::HttpRequest(nodes[i]->admin_url(), "GET", "/v1/documents/" + name, "", "",
                                   std::chrono::seconds(5));
@@ -162,8 +214,158 @@ TEST_CASE("three peers: clients racing on the same slots at every node end in on
     INFO(name(d));
     const std::string at0 = peers.State(0, name(d));
     CHECK(at0.find("\"a\"") != std::string::npos);
-    CHECK(RunUntil(io, [&] { return peers.State(1, name(d)) == at0; }));
-    CHECK(RunUntil(io, [&] { return peers.State(2, name(d)) == at0; }));
+    CHECK(Poll(
+        io, [&] { return peers.State(1, name(d)) == at0; }, std::chrono::seconds(5)));
+    CHECK(Poll(
+        io, [&] { return peers.State(2, name(d)) == at0; }, std::chrono::seconds(5)));
+  }
+}
+
+TEST_CASE("every document ends on its replicas with no client open, wherever it was made",
+          "[node][cluster][peers]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  // Three peers keeping each document twice: one of the three is not among
+  // a document's replicas, and documents are made there too.
+  Peers peers(dir.path(), 3, {"--set", "cluster.replicas=2"});
+  REQUIRE(peers.AllLive(io));
+  constexpr int kDocuments = 9;
+  auto name = [](int d) { return "kept-" + std::to_string(d); };
+  REQUIRE(peers.Make(io, kDocuments, name));  // No client is left.
+  const std::vector<std::string> ids = peers.Ids();
+  int elsewhere = 0;  // Documents made at a node not among their replicas.
+  for (int d = 0; d < kDocuments; ++d) {
+    const std::vector<std::string> replicas = Replicas(name(d), ids, 2);
+    INFO(name(d) << " made at " << Peers::Id(d % 3) << ", kept by " << replicas[0] << " and "
+                 << replicas[1]);
+    elsewhere += replicas[0] != Peers::Id(d % 3) && replicas[1] != Peers::Id(d % 3);
+    std::string states[2];
+    for (int r = 0; r < 2; ++r) {
+      const int at = replicas[r].back() - '0';
+      // A replica lists the others' documents every 10 s.
+      CHECK(Poll(
+          io,
+          [&] {
+            states[r] = peers.State(at, name(d));
+            return states[r].find("\"v\":" + std::to_string(d)) != std::string::npos;
+          },
+          std::chrono::milliseconds(25000)));
+    }
+    CHECK(states[0] == states[1]);
+  }
+  CHECK(elsewhere > 0);  // The case the test is for happened.
+}
+
+TEST_CASE("a document's home killed under writes: writes go on elsewhere, and it catches up",
+          "[node][cluster][peers]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  Peers peers(dir.path(), 3, {"--set", "cluster.failover_ms=1000"});
+  REQUIRE(peers.AllLive(io));
+  const std::string home_id = Rank("board", peers.Ids()).front();
+  const int home = home_id.back() - '0';
+  INFO("board is homed at " << home_id);
+
+  // A client at every node pushing to one list; the one at the home is cut
+  // off with it, and sends what it wrote offline once it is back.
+  std::vector<std::unique_ptr<aweft::Client>> clients;
+  std::vector<Document*> copies(3);
+  Document board(codec::Kind::kObject);
+  sync::Observable& list = board.Create(codec::Kind::kArray);
+  for (int c = 0; c < 3; ++c) {
+    aweft::Client::Options options;
+    options.url = peers.nodes[c]->url();
+    clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
+  }
+  REQUIRE(clients[0]->Share("board", board));
+  REQUIRE(board.Set(board.root(), "list", sync::Attach(list)));  // Confirmed: stored.
+  copies[0] = &board;
+  REQUIRE(RunUntil(
+      io, [&] { return clients[0]->connected() && clients[0]->unconfirmed("board") == 0; }));
+  for (int c = 1; c < 3; ++c) {
+    clients[c]->Open("board", [&copies, c](Document& doc) { copies[c] = &doc; });
+  }
+  REQUIRE(RunUntil(
+      io, [&] { return copies[1] && copies[2]; }, std::chrono::milliseconds(10000)));
+
+  constexpr int kRounds = 60;
+  for (int i = 0; i < kRounds; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      sync::Observable* at = copies[c]->Find(list.id());
+      REQUIRE(at);
+      REQUIRE(copies[c]->Push(*at, "c" + std::to_string(c) + "-" + std::to_string(i)));
+    }
+    io.restart();
+    io.run_for(std::chrono::milliseconds(50));  // 3 s in all, failover_ms thrice.
+    if (i == 10) peers.nodes[home]->Kill();
+    if (i == 45) {
+      // With the home down past failover_ms, another peer orders the
+      // document: what the other nodes' clients wrote is confirmed.
+      CHECK(RunUntil(io, [&] {
+        for (int c = 0; c < 3; ++c) {
+          if (c != home && clients[c]->unconfirmed("board") != 0) return false;
+        }
+        return true;
+      }));
+      peers.nodes[home]->Start(peers.ports[home]);
+    }
+  }
+  auto settled = [&] {
+    for (int c = 0; c < 3; ++c) {
+      if (!clients[c]->connected() || clients[c]->unconfirmed("board") != 0) return false;
+      if (sync::TakeSnapshot(*copies[c]) != sync::TakeSnapshot(board)) return false;
+    }
+    return true;
+  };
+  REQUIRE(RunUntil(io, settled, std::chrono::milliseconds(30000)));
+  std::multiset<std::string> held;
+  for (size_t k = 0; k < list.size(); ++k) {
+    if (const auto* text = std::get_if<std::string>(&list.At(k))) held.insert(*text);
+  }
+  std::string missing, twice;
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < kRounds; ++i) {
+      const std::string item = "c" + std::to_string(c) + "-" + std::to_string(i);
+      if (held.count(item) == 0) missing += " " + item;
+      if (held.count(item) > 1) twice += " " + item;
+    }
+  }
+  INFO("missing:" << missing << "\ntwice:" << twice);
+  CHECK(list.size() == 3 * kRounds);
+  CHECK(missing.empty());
+  CHECK(twice.empty());
+  // Every node holds that state, the one that came back included.
+  const std::string at0 = peers.State(0, "board");
+  for (int n = 1; n < 3; ++n) {
+    CHECK(Poll(
+        io, [&] { return peers.State(n, "board") == at0; }, std::chrono::seconds(10)));
+  }
+}
+
+TEST_CASE("a peer whose data directory was deleted gets every document back from the others",
+          "[node][cluster][peers]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  Peers peers(dir.path(), 3);
+  REQUIRE(peers.AllLive(io));
+  constexpr int kDocuments = 12;
+  auto name = [](int d) { return "lost-" + std::to_string(d); };
+  REQUIRE(peers.Make(io, kDocuments, name));
+  // R = 3 of three peers: each keeps every document. Node 1 loses its disk.
+  for (int d = 0; d < kDocuments; ++d) {
+    CHECK(Poll(
+        io, [&] { return peers.State(1, name(d)) == peers.State(0, name(d)); },
+        std::chrono::seconds(25)));
+  }
+  peers.nodes[1]->Kill();
+  std::filesystem::remove_all(dir.path() + "/" + Peers::Id(1));
+  peers.nodes[1]->Start(peers.ports[1]);
+  for (int d = 0; d < kDocuments; ++d) {
+    INFO(name(d));
+    const std::string want = peers.State(0, name(d));
+    CHECK(want.find("\"v\":" + std::to_string(d)) != std::string::npos);
+    CHECK(Poll(
+        io, [&] { return peers.State(1, name(d)) == want; }, std::chrono::seconds(15)));
   }
 }
 
