@@ -7,7 +7,7 @@
 #     --set 'tokens=[{token="a-long-random-secret", write=["*"]}]'
 # It listens on 0.0.0.0:7420, which requires [[tokens]] (docs/node.md, "Auth"):
 # without one it exits 2 saying so. Arguments are aweft-node flags.
-# docker-compose.yml runs three of these as a chain.
+# docker-compose.yml runs three of these as the peers of one cluster.
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/deps.sh scripts/

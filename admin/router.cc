@@ -275,7 +275,8 @@ Response Router::Route(const Request& request) {
   const std::string_view first = path.empty() ? "" : path[0];
   const std::string_view second = path.size() < 2 ? "" : path[1];
   if ((path.size() == 1 && (first == "ready" || first == "metrics")) ||
-      (path.size() == 2 && first == "v1" && (second == "node" || second == "links"))) {
+      (path.size() == 2 && first == "v1" &&
+       (second == "node" || second == "links" || second == "cluster"))) {
     if (!get) return NotAllowed("GET", request);
     if (first == "ready") return Ready();
     if (first == "metrics") {
@@ -285,7 +286,9 @@ Response Router::Route(const Request& request) {
       response.body = metrics_.Render();
       return response;
     }
-    return JsonResponse(200, second == "node" ? source_.NodeInfo() : source_.Links());
+    return JsonResponse(200, second == "node"    ? source_.NodeInfo()
+                             : second == "links" ? source_.Links()
+                                                 : source_.Cluster());
   }
   if (first == "v1" && second == "documents" && path.size() == 2) {
     if (!get) return NotAllowed("GET", request);

@@ -73,6 +73,8 @@ class Source {
   virtual Answer Remove(std::string_view name) = 0;
   // GET /v1/links: {"links": [...]}.
   virtual boost::json::object Links() = 0;
+  // GET /v1/cluster: this node's peers and its part among them.
+  virtual boost::json::object Cluster() = 0;
   // Before /metrics renders: brings gauges and mirrored counters up to date.
   virtual void CollectMetrics() = 0;
 };

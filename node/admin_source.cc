@@ -373,6 +373,36 @@ json::object NodeAdmin::Links() {
   return {{"links", std::move(links)}};
 }
 
+json::object NodeAdmin::Cluster() {
+  Upstreams& upstreams = node_.upstreams();
+  const auto now = std::chrono::steady_clock::now();
+  // Of the documents loaded here, how many each place orders ("" here).
+  std::map<const Upstreams::Link*, uint64_t> homed;
+  for (const auto& [name, loaded] : node_.hub().loaded()) ++homed[upstreams.For(name)];
+  json::array peers;
+  for (const auto& link : upstreams.links()) {
+    if (!link->peer) continue;
+    const bool up = link->client->connected();
+    const char* state = link->self ? "self" : !up ? "down" : link->home ? "linked" : "catching-up";
+    const auto since = link->self ? node_.started() : up ? link->up_since : link->down_since;
+    peers.push_back(json::object{
+        {"url", link->config.url},
+        {"id", link->self ? node_.config().node_id : link->id},
+        {"state", state},
+        {"since_seconds", std::chrono::duration_cast<std::chrono::seconds>(now - since).count()},
+        {"documents_homed", link->self ? homed[nullptr] : homed[link.get()]}});
+  }
+  const CatchUp& catch_up = node_.catch_up();
+  return {{"id", node_.config().node_id},
+          {"home_ready", upstreams.home_ready()},
+          {"replicas", node_.config().cluster.replicas},
+          {"failover_ms", node_.config().cluster.failover.count()},
+          {"documents_homed_here", homed[nullptr]},
+          {"documents_behind", catch_up.behind()},
+          {"caught_up", catch_up.caught_up()},
+          {"peers", std::move(peers)}};
+}
+
 void CountRefused(NodeMetrics& meters, std::string_view name, std::string_view peer,
                   const sync::Refused& refused) {
   const char* origin = refused.mine ? "remote" : "local";

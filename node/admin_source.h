@@ -99,6 +99,7 @@ class NodeAdmin : public admin::Source {
   admin::Answer Remove(std::string_view name) override;
   std::optional<codec::Refusal> CheckName(std::string_view name) override;
   boost::json::object Links() override;
+  boost::json::object Cluster() override;
   void CollectMetrics() override;
 
  private:

@@ -136,7 +136,9 @@ void Client::Forget(const std::string& name) {
   auto it = entries_.find(name);
   if (it == entries_.end()) return;
   if (it->second.shared) it->second.shared->Stop();
-  if (it->second.attached) it->second.attached();
+  // Called on a copy: it clears the entry's own, which would free the
+  // closure while it runs.
+  if (auto attached = it->second.attached) attached();
   if (it->second.document && !it->second.owned && !it->second.lifetime.expired()) {
     it->second.document->Unwatch(it->second.watch);
   }

@@ -72,8 +72,17 @@ void Upstreams::Relink() {
   if (view == view_ && !relink_due_) return;
   view_ = std::move(view);
   relink_due_ = false;
+  // Found first, then moved: a move may call back into this (a document
+  // served to its waiting opens may be given back and forgotten).
+  std::vector<std::string> moving;
+  for (const auto& [name, shared] : shared_) {
+    if (For(name) != shared.link) moving.push_back(name);
+  }
   size_t moved = 0;
-  for (auto& [name, shared] : shared_) {
+  for (const std::string& name : moving) {
+    auto it = shared_.find(name);
+    if (it == shared_.end()) continue;
+    SharedDocument& shared = it->second;
     Link* home = For(name);
     if (home == shared.link) continue;
     ++moved;
@@ -83,8 +92,8 @@ void Upstreams::Relink() {
     shared.link = home;
     if (home) {
       ShareWith(*home, name, *shared.document, shared.ready);
-    } else if (shared.ready) {
-      shared.ready();  // This node orders it now: its copy is the state.
+    } else if (auto ready = shared.ready) {
+      ready();  // This node orders it now: its copy is the state.
     }
   }
   spdlog::info("event=peers live={} documents_moved={}", view_.size(), moved);

@@ -88,6 +88,7 @@ void Upstreams::Dial(const Upstream& upstream, bool peer, boost::asio::io_contex
   link->client = std::make_unique<Client>(io.get_executor(), options);
   link->client->OnConnected([this, raw] {
     raw->home = false;  // Until it says so again: it may have restarted.
+    raw->up_since = std::chrono::steady_clock::now();
     Hello(*raw);
     // After the resyncs of a new connection, compare.
     raw->next_digests = std::chrono::steady_clock::now() + std::chrono::seconds(1);

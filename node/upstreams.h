@@ -48,7 +48,7 @@ class Upstreams {
     bool peer = false;
     bool self = false;
     std::string id;
-    std::chrono::steady_clock::time_point down_since;
+    std::chrono::steady_clock::time_point down_since, up_since;
     // Whether its last `hello` answer said it takes its place as home (a
     // peer catching up does not yet); false until the first on each
     // connection, kept while the link is down.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Starts a chain of three aweft-node processes on loopback, as
-# docker-compose.yml does in containers: node-c dials node-b, node-b dials
-# node-a. Prints their URLs and runs until Ctrl-C or SIGTERM, then stops all
-# three (each syncs its store and exits) and exits 0. If a node exits on its
-# own, the others are stopped and the script exits 1.
+# Starts three aweft-node processes on loopback as the peers of one cluster,
+# as docker-compose.yml does in containers (docs/node.md "Peers"): each names
+# all three (--peer), keeps every document (cluster.replicas = 3) and orders
+# those that rank it first. Prints their URLs and runs until Ctrl-C or
+# SIGTERM, then stops all three (each syncs its store and exits) and exits 0.
+# If a node exits on its own, the others are stopped and the script exits 1.
 #   scripts/cluster.sh DATA_DIR [BASE_PORT]
 # Node i listens on ws://127.0.0.1:BASE_PORT+i/ (default 7520, 7521, 7522),
 # serves admin on BASE_PORT+100+i, keeps its data in DATA_DIR/node-X and logs
@@ -33,15 +34,12 @@ stop() {
 trap 'echo "cluster: stopping"; stop; exit 0' INT TERM
 trap stop EXIT
 
+peers=()
+for i in 0 1 2; do peers+=(--peer "ws://127.0.0.1:$((base + i))/"); done
 for i in 0 1 2; do
   name="${names[$i]}" port=$((base + i)) log="$data/${names[$i]}.log"
   args=(--data "$data/$name" --listen "127.0.0.1:$port" --admin "127.0.0.1:$((base + 100 + i))"
-        --node-id "$name")
-  upstream=""
-  if [ "$i" -gt 0 ]; then
-    upstream="ws://127.0.0.1:$((port - 1))/"
-    args+=(--upstream "$upstream")
-  fi
+        --node-id "$name" "${peers[@]}" --set cluster.replicas=3)
   # In a session of its own, so that Ctrl-C reaches only this script, which
   # then sends each node one SIGTERM (a second signal would cut its shutdown).
   : >"$log"
@@ -57,7 +55,7 @@ for i in 0 1 2; do
     cat "$log" >&2
     exit 1
   fi
-  echo "$name  ws://127.0.0.1:$port/${upstream:+  upstream $upstream}  log $log"
+  echo "$name  ws://127.0.0.1:$port/  admin http://127.0.0.1:$((base + 100 + i))/  log $log"
 done
 echo "cluster: running, data in $data; Ctrl-C stops all three"
 

@@ -56,6 +56,9 @@ Usage:
   aweftctl stats                             the node's metrics (or the
                                              store's figures, offline)
   aweftctl links                             a node's links (--node only)
+  aweftctl cluster                           a node's peers: state, since
+                                             when, documents homed (--node
+                                             only)
   aweftctl node                              a node's id, version, uptime
                                              and upstreams (--node only)
   aweftctl health                            exit 0 when the node is ready,

@@ -42,11 +42,11 @@ struct Options {
 // How many positional arguments each command takes.
 const std::map<std::string, size_t, std::less<>> kArity{
     {"docs", 0},  {"show", 1},   {"history", 1}, {"export", 2}, {"import", 1}, {"snapshot", 1},
-    {"stats", 0}, {"delete", 1}, {"links", 0},   {"node", 0},   {"health", 0}};
+    {"stats", 0}, {"delete", 1}, {"links", 0},   {"node", 0},   {"health", 0}, {"cluster", 0}};
 
 // The commands only a running node answers.
 bool NodeOnly(std::string_view command) {
-  return command == "links" || command == "node" || command == "health";
+  return command == "links" || command == "node" || command == "health" || command == "cluster";
 }
 
 Options Parse(const std::vector<std::string>& args) {
@@ -343,11 +343,12 @@ int Delete(Backend& backend, const Options& options) {
   return kExitOk;
 }
 
-// links, node, health: a running node's own answers.
+// links, node, health, cluster: a running node's own answers.
 int AskNode(const Options& options) {
-  const std::string route = options.command == "links"  ? "/v1/links"
-                            : options.command == "node" ? "/v1/node"
-                                                        : "/ready";
+  const std::string route = options.command == "links"     ? "/v1/links"
+                            : options.command == "node"    ? "/v1/node"
+                            : options.command == "cluster" ? "/v1/cluster"
+                                                           : "/ready";
   admin::Answer answer = ctl::AskNode(options.node, options.token, route);
   if (!answer) return Refused(answer.error(), options);  // health: not-ready, exit 1.
   if (options.json) {
@@ -365,6 +366,15 @@ int AskNode(const Options& options) {
                 << (up.at("connected").as_bool() ? " connected" : " not connected")
                 << (up.at("cycle").as_bool() ? " (refused: a cycle)" : "")  // not a reason: a field
                 << "\n";
+    }
+  } else if (options.command == "cluster") {
+    std::cout << Text(o.at("id")) << (o.at("home_ready").as_bool() ? "" : " (catching up)") << ": "
+              << Text(o.at("documents_homed_here")) << " loaded document(s) homed here, "
+              << Text(o.at("documents_behind")) << " behind\n";
+    for (const auto& peer : o.at("peers").as_array()) {
+      std::cout << Text(peer.at("id")) << "\t" << Text(peer.at("url")) << "\t"
+                << Text(peer.at("state")) << " for " << Text(peer.at("since_seconds")) << " s\t"
+                << Text(peer.at("documents_homed")) << " homed\n";
     }
   } else {
     for (const auto& link : o.at("links").as_array()) {

@@ -313,6 +313,9 @@ TEST_CASE("aweftctl deletes, lists links, shows the node and says whether it is 
   Run health = Ctl(f.dir, {"health", "--node", url});
   CHECK(health.status == 0);
   CHECK(health.out == "ready\n");
+  Run alone = Ctl(f.dir, {"cluster", "--node", url});  // No peers: it orders all it loads.
+  CHECK(alone.status == 0);
+  CHECK(alone.out.find(": 1 loaded document(s) homed here, 0 behind\n") != std::string::npos);
 
   // Shared now: the node refuses to delete it; once the link is gone, it does.
   Run in_use = Ctl(f.dir, {"delete", "notes", "--node", url});
@@ -325,6 +328,14 @@ TEST_CASE("aweftctl deletes, lists links, shows the node and says whether it is 
   CHECK(deleted.status == 0);
   CHECK(deleted.out == "deleted notes\n");
   CHECK(Ctl(f.dir, {"show", "notes", "--node", url}).status == 1);
+
+  // A peer never reached: down, and the node serves (ready) all the same.
+  AdminFixture peered({"--node-id", "solo", "--peer", "ws://127.0.0.1:1/"});
+  Run cluster = Ctl(f.dir, {"cluster", "--node", peered.node.admin_url()});
+  CHECK(cluster.status == 0);
+  CHECK(cluster.out.find("solo") == 0);
+  CHECK(cluster.out.find("\tws://127.0.0.1:1/\tdown for ") != std::string::npos);
+  CHECK(Ctl(f.dir, {"health", "--node", peered.node.admin_url()}).status == 0);
 
   AdminFixture unready({"--upstream", "ws://127.0.0.1:1/"});  // Never up: not ready.
   Run not_ready = Ctl(f.dir, {"health", "--node", unready.node.admin_url()});

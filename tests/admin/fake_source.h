@@ -47,6 +47,7 @@ class FakeSource : public Source {
     return json::object{{"removed", true}};
   }
   json::object Links() override { return {{"links", json::array()}}; }
+  json::object Cluster() override { return {{"peers", json::array()}}; }
   void CollectMetrics() override { ++collected; }
 
   static Answer NoDocument(std::string_view name) {

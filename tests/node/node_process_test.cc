@@ -392,6 +392,28 @@ TEST_CASE("SIGTERM shuts down gracefully and keeps what it stored", "[node][proc
   CHECK(sync::TakeSnapshot(*read->document()) == sync::TakeSnapshot(doc));
 }
 
+TEST_CASE("a client forgets documents still being attached, and goes on", "[node][process]") {
+  Fixture f;
+  NodeProcess node(f.dir.path() + "/data");
+  node.Start();
+  aweft::Client::Options options;
+  options.url = node.url();
+  aweft::Client client(f.io.get_executor(), options);
+  std::vector<std::unique_ptr<Document>> docs;
+  for (int i = 0; i < 40; ++i) {
+    docs.push_back(std::make_unique<Document>(codec::Kind::kObject));
+    REQUIRE(client.Share("d" + std::to_string(i), *docs.back()));
+  }
+  // Forgotten while their `has` questions are out (a peer moving documents
+  // to another home does this): each attach's closure ends its own entry.
+  REQUIRE(RunUntil(f.io, [&] { return client.connected(); }));
+  for (int i = 0; i < 40; ++i) client.Forget("d" + std::to_string(i));
+  Document last(codec::Kind::kObject);
+  REQUIRE(client.Share("last", last));
+  REQUIRE(last.Set(last.root(), "k", 1.0));
+  CHECK(RunUntil(f.io, [&] { return client.unconfirmed("last") == 0; }));
+}
+
 TEST_CASE("clients ride out a node killed and restarted: nothing confirmed or offline is lost",
           "[node][process][client]") {
   Fixture f;
