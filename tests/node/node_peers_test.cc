@@ -2,6 +2,7 @@
 // loopback that each name all of them, clients racing on the same slots at
 // every node.
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -148,6 +149,73 @@ struct Peers {
   std::vector<std::unique_ptr<NodeProcess>> nodes;
 };
 
+// "board": {"list": []}, made by a client of node 0 and opened by a client
+// of each other node; copies[c] is client c's.
+struct Board {
+  Board(boost::asio::io_context& io, Peers& peers) : io(io) {
+    for (auto& node : peers.nodes) {
+      aweft::Client::Options options;
+      options.url = node->url();
+      clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
+    }
+    copies.assign(clients.size(), nullptr);
+  }
+  bool Open() {
+    if (!clients[0]->Share("board", made)) return false;
+    // After the share: a commit to confirm, so the wait means stored.
+    if (!made.Set(made.root(), "list", sync::Attach(list))) return false;
+    copies[0] = &made;
+    if (!RunUntil(
+            io, [&] { return clients[0]->connected() && clients[0]->unconfirmed("board") == 0; })) {
+      return false;
+    }
+    for (size_t c = 1; c < clients.size(); ++c) {
+      clients[c]->Open("board", [this, c](Document& doc) { copies[c] = &doc; });
+    }
+    return RunUntil(
+        io, [&] { return std::find(copies.begin(), copies.end(), nullptr) == copies.end(); },
+        std::chrono::milliseconds(10000));
+  }
+  // What client `c` pushes in round `round`: "cC-ROUND".
+  static std::string Item(size_t c, int round) {
+    return "c" + std::to_string(c) + "-" + std::to_string(round);
+  }
+  bool Push(size_t c, int round) {
+    sync::Observable* at = copies[c]->Find(list.id());
+    return at && copies[c]->Push(*at, Item(c, round));
+  }
+  // Every client connected, all confirmed, and all copies equal.
+  bool Settled() {
+    for (size_t c = 0; c < clients.size(); ++c) {
+      if (!clients[c]->connected() || clients[c]->unconfirmed("board") != 0) return false;
+      if (sync::TakeSnapshot(*copies[c]) != sync::TakeSnapshot(made)) return false;
+    }
+    return true;
+  }
+  // The pushes of `rounds` rounds that the list does not hold exactly once,
+  // each with how often it does: "" when none.
+  std::string NotOnce(int rounds) {
+    std::multiset<std::string> held;
+    for (size_t k = 0; k < list.size(); ++k) {
+      if (const auto* text = std::get_if<std::string>(&list.At(k))) held.insert(*text);
+    }
+    std::string wrong;
+    for (size_t c = 0; c < clients.size(); ++c) {
+      for (int i = 0; i < rounds; ++i) {
+        const size_t count = held.count(Item(c, i));
+        if (count != 1) wrong += " " + Item(c, i) + "x" + std::to_string(count);
+      }
+    }
+    return wrong;
+  }
+
+  boost::asio::io_context& io;
+  std::vector<std::unique_ptr<aweft::Client>> clients;
+  std::vector<Document*> copies;
+  Document made{codec::Kind::kObject};
+  sync::Observable& list = made.Create(codec::Kind::kArray);
+};
+
 TEST_CASE("three peers: clients racing on the same slots at every node end in one state",
           "[node][cluster][peers]") {
   TempDir dir;
@@ -291,33 +359,12 @@ TEST_CASE("a document's home killed under writes: writes go on elsewhere, and it
 
   // A client at every node pushing to one list; the one at the home is cut
   // off with it, and sends what it wrote offline once it is back.
-  std::vector<std::unique_ptr<aweft::Client>> clients;
-  std::vector<Document*> copies(3);
-  Document board(codec::Kind::kObject);
-  sync::Observable& list = board.Create(codec::Kind::kArray);
-  for (int c = 0; c < 3; ++c) {
-    aweft::Client::Options options;
-    options.url = peers.nodes[c]->url();
-    clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
-  }
-  REQUIRE(clients[0]->Share("board", board));
-  REQUIRE(board.Set(board.root(), "list", sync::Attach(list)));  // Confirmed: stored.
-  copies[0] = &board;
-  REQUIRE(RunUntil(
-      io, [&] { return clients[0]->connected() && clients[0]->unconfirmed("board") == 0; }));
-  for (int c = 1; c < 3; ++c) {
-    clients[c]->Open("board", [&copies, c](Document& doc) { copies[c] = &doc; });
-  }
-  REQUIRE(RunUntil(
-      io, [&] { return copies[1] && copies[2]; }, std::chrono::milliseconds(10000)));
+  Board board(io, peers);
+  REQUIRE(board.Open());
 
   constexpr int kRounds = 60;
   for (int i = 0; i < kRounds; ++i) {
-    for (int c = 0; c < 3; ++c) {
-      sync::Observable* at = copies[c]->Find(list.id());
-      REQUIRE(at);
-      REQUIRE(copies[c]->Push(*at, "c" + std::to_string(c) + "-" + std::to_string(i)));
-    }
+    for (int c = 0; c < 3; ++c) REQUIRE(board.Push(c, i));
     io.restart();
     io.run_for(std::chrono::milliseconds(50));  // 3 s in all, failover_ms thrice.
     if (i == 10) peers.nodes[home]->Kill();
@@ -326,7 +373,7 @@ TEST_CASE("a document's home killed under writes: writes go on elsewhere, and it
       // document: what the other nodes' clients wrote is confirmed.
       CHECK(RunUntil(io, [&] {
         for (int c = 0; c < 3; ++c) {
-          if (c != home && clients[c]->unconfirmed("board") != 0) return false;
+          if (c != home && board.clients[c]->unconfirmed("board") != 0) return false;
         }
         return true;
       }));
@@ -334,30 +381,12 @@ TEST_CASE("a document's home killed under writes: writes go on elsewhere, and it
       peers.nodes[home]->Start(peers.ports[home]);
     }
   }
-  auto settled = [&] {
-    for (int c = 0; c < 3; ++c) {
-      if (!clients[c]->connected() || clients[c]->unconfirmed("board") != 0) return false;
-      if (sync::TakeSnapshot(*copies[c]) != sync::TakeSnapshot(board)) return false;
-    }
-    return true;
-  };
-  REQUIRE(RunUntil(io, settled, std::chrono::milliseconds(30000)));
-  std::multiset<std::string> held;
-  for (size_t k = 0; k < list.size(); ++k) {
-    if (const auto* text = std::get_if<std::string>(&list.At(k))) held.insert(*text);
-  }
-  std::string missing, twice;
-  for (int c = 0; c < 3; ++c) {
-    for (int i = 0; i < kRounds; ++i) {
-      const std::string item = "c" + std::to_string(c) + "-" + std::to_string(i);
-      if (held.count(item) == 0) missing += " " + item;
-      if (held.count(item) > 1) twice += " " + item;
-    }
-  }
-  INFO("missing:" << missing << "\ntwice:" << twice);
-  CHECK(list.size() == 3 * kRounds);
-  CHECK(missing.empty());
-  CHECK(twice.empty());
+  REQUIRE(RunUntil(
+      io, [&] { return board.Settled(); }, std::chrono::milliseconds(30000)));
+  const std::string wrong = board.NotOnce(kRounds);
+  INFO("pushes not held once:" << wrong);
+  CHECK(board.list.size() == 3 * kRounds);
+  CHECK(wrong.empty());
   // Every node holds that state, the one that came back included.
   const std::string at0 = peers.State(0, "board");
   for (int n = 1; n < 3; ++n) {
@@ -408,38 +437,19 @@ TEST_CASE("a peer cut off from the two others while clients write on both sides:
               });
   REQUIRE(peers.AllLive(io));
 
-  std::vector<std::unique_ptr<aweft::Client>> clients;
-  std::vector<Document*> copies(3);
-  Document board(codec::Kind::kObject);
-  sync::Observable& list = board.Create(codec::Kind::kArray);
-  for (int c = 0; c < 3; ++c) {
-    aweft::Client::Options options;
-    options.url = peers.nodes[c]->url();
-    clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
-  }
-  REQUIRE(clients[0]->Share("board", board));
-  REQUIRE(board.Set(board.root(), "list", sync::Attach(list)));
-  copies[0] = &board;
-  REQUIRE(RunUntil(
-      io, [&] { return clients[0]->connected() && clients[0]->unconfirmed("board") == 0; }));
-  for (int c = 1; c < 3; ++c) {
-    clients[c]->Open("board", [&copies, c](Document& doc) { copies[c] = &doc; });
-  }
-  REQUIRE(RunUntil(
-      io, [&] { return copies[1] && copies[2]; }, std::chrono::milliseconds(10000)));
+  Board board(io, peers);
+  REQUIRE(board.Open());
   auto write = [&](int round) {
     for (int c = 0; c < 3; ++c) {
-      sync::Observable* at = copies[c]->Find(list.id());
-      REQUIRE(at);
-      const std::string item = "c" + std::to_string(c) + "-" + std::to_string(round);
-      REQUIRE(copies[c]->Push(*at, item));
-      REQUIRE(copies[c]->Set(copies[c]->root(), "slot", item));  // The same slot everywhere.
+      REQUIRE(board.Push(c, round));
+      Document& copy = *board.copies[c];
+      REQUIRE(copy.Set(copy.root(), "slot", Board::Item(c, round)));  // The same slot everywhere.
     }
     io.restart();
     io.run_for(std::chrono::milliseconds(20));
   };
   auto confirmed = [&] {
-    for (auto& client : clients) {
+    for (auto& client : board.clients) {
       if (client->unconfirmed("board") != 0) return false;
     }
     return true;
@@ -455,25 +465,9 @@ TEST_CASE("a peer cut off from the two others while clients write on both sides:
   CHECK(RunUntil(io, confirmed, std::chrono::milliseconds(10000)));
   for (auto& [ends, proxy] : proxies) proxy->Restore();
   for (int i = 20; i < kRounds; ++i) write(i);
-  auto settled = [&] {
-    if (!confirmed()) return false;
-    for (int c = 1; c < 3; ++c) {
-      if (sync::TakeSnapshot(*copies[c]) != sync::TakeSnapshot(board)) return false;
-    }
-    return true;
-  };
-  REQUIRE(RunUntil(io, settled, std::chrono::milliseconds(30000)));
-  std::multiset<std::string> held;
-  for (size_t k = 0; k < list.size(); ++k) {
-    if (const auto* text = std::get_if<std::string>(&list.At(k))) held.insert(*text);
-  }
-  std::string wrong;  // Pushes missing or held twice.
-  for (int c = 0; c < 3; ++c) {
-    for (int i = 0; i < kRounds; ++i) {
-      const std::string item = "c" + std::to_string(c) + "-" + std::to_string(i);
-      if (held.count(item) != 1) wrong += " " + item + "x" + std::to_string(held.count(item));
-    }
-  }
+  REQUIRE(RunUntil(
+      io, [&] { return board.Settled(); }, std::chrono::milliseconds(30000)));
+  const std::string wrong = board.NotOnce(kRounds);
   INFO("pushes not held once:" << wrong);
   CHECK(wrong.empty());
   const std::string at0 = peers.State(0, "board");
