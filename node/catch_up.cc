@@ -48,6 +48,13 @@ void CatchUp::Tick() {
       return true;
     });
     BringIn();
+    // Long work says how far it is, every 10 s.
+    if (behind() > 0 && now >= next_progress_) {
+      if (next_progress_ != std::chrono::steady_clock::time_point{}) {
+        spdlog::info("event=catch-up behind={} caught_up={}", behind(), caught_up_);
+      }
+      next_progress_ = now + kEvery;
+    }
     if (listing_ == 0 && now >= next_round_) {
       // The first round waits for every peer to answer, or to be given up
       // on as failover does.

@@ -51,7 +51,7 @@ class CatchUp {
   storage::Store& store_;
   boost::asio::steady_timer timer_;
   const std::chrono::steady_clock::time_point started_;
-  std::chrono::steady_clock::time_point next_round_;
+  std::chrono::steady_clock::time_point next_round_, next_progress_;
   uint64_t round_ = 0;
   size_t listing_ = 0;  // Peers of this round not yet listed to the end.
   std::deque<std::pair<std::string, std::optional<Held>>> queue_;
