@@ -3,7 +3,6 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
-#include <utility>
 
 namespace aweft::node {
 
@@ -19,24 +18,15 @@ uint64_t RendezvousWeight(std::string_view name, std::string_view node_id) {
   return weight;
 }
 
-bool RanksBefore(std::string_view name, std::string_view a, std::string_view b) {
-  const uint64_t wa = RendezvousWeight(name, a), wb = RendezvousWeight(name, b);
-  return wa != wb ? wa > wb : a < b;
-}
-
 std::vector<std::string> Rank(std::string_view name, std::vector<std::string> peers) {
-  std::vector<std::pair<uint64_t, std::string>> weighed;
+  std::vector<Weighed> weighed;
   weighed.reserve(peers.size());
-  for (std::string& peer : peers) {
-    const uint64_t weight = RendezvousWeight(name, peer);
-    weighed.emplace_back(weight, std::move(peer));
-  }
-  std::sort(weighed.begin(), weighed.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  for (const std::string& peer : peers) weighed.push_back(Weigh(name, peer));
+  std::sort(weighed.begin(), weighed.end(),
+            [](const Weighed& a, const Weighed& b) { return a.Before(b); });
   std::vector<std::string> ranked;
   ranked.reserve(weighed.size());
-  for (auto& [weight, peer] : weighed) ranked.push_back(std::move(peer));
+  for (const Weighed& peer : weighed) ranked.emplace_back(peer.id);
   return ranked;
 }
 

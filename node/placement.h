@@ -18,9 +18,18 @@ namespace aweft::node {
 // and platform.
 uint64_t RendezvousWeight(std::string_view name, std::string_view node_id);
 
-// Whether `a` ranks before `b` for `name`: its weight is higher, or equal
-// with the lesser id (as Rank orders them).
-bool RanksBefore(std::string_view name, std::string_view a, std::string_view b);
+// A peer's place in a name's ranking (Rank's order): before another when
+// its weight is higher, or equal with the lesser id. `id` is borrowed.
+struct Weighed {
+  uint64_t weight;
+  std::string_view id;
+  bool Before(const Weighed& other) const {
+    return weight != other.weight ? weight > other.weight : id < other.id;
+  }
+};
+inline Weighed Weigh(std::string_view name, std::string_view node_id) {
+  return {RendezvousWeight(name, node_id), node_id};
+}
 
 // `peers` (node ids) by their weight for `name`, highest first; equal weights
 // by node id. Duplicates are kept.

@@ -103,13 +103,14 @@ Upstreams::Link* Upstreams::For(std::string_view name) {
     const auto now = std::chrono::steady_clock::now();
     // While this node catches up, it is no candidate: the best live peer
     // orders, or (none) this node does meanwhile.
+    // One weight per peer (Rank's order: the higher weight, then the
+    // lesser id): this runs on every open, `has` and `durable`.
     Link* home = nullptr;
-    std::string_view best = config_.node_id;
+    Weighed best = Weigh(name, config_.node_id);
     for (auto& link : links_) {
       if (link->self || link->id.empty() || !Live(*link, now)) continue;
-      if ((!home_ready_ && !home) || RanksBefore(name, link->id, best)) {
-        home = link.get(), best = link->id;
-      }
+      const Weighed it = Weigh(name, link->id);
+      if ((!home_ready_ && !home) || it.Before(best)) home = link.get(), best = it;
     }
     return home;
   }

@@ -39,7 +39,7 @@ TEST_CASE("every order of the same peers ranks a name the same", "[placement]") 
     const std::vector<std::string> ranked = Rank(Name(i), kPeers);
     for (size_t a = 0; a < ranked.size(); ++a) {
       for (size_t b = 0; b < ranked.size(); ++b) {
-        CHECK(RanksBefore(Name(i), ranked[a], ranked[b]) == (a < b));
+        CHECK(Weigh(Name(i), ranked[a]).Before(Weigh(Name(i), ranked[b])) == (a < b));
       }
     }
   }
