@@ -120,7 +120,7 @@ void CatchUp::BringIn() {
     if (!stored && (!held || !upstreams_.For(name))) continue;
     std::optional<codec::RootRef> root;
     if (!stored) root = codec::RootRef{std::string(held->root.view()), held->kind};
-    if (auto loaded = hub_.Load(name, root); !loaded) {
+    if (auto loaded = hub_.Load(name, root, /*placeholder=*/true); !loaded) {
       spdlog::warn("event=catch-up-load doc={} detail={}", Quoted{name},
                    Quoted{loaded.error().ToString()});
       continue;

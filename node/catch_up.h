@@ -31,6 +31,9 @@ class CatchUp {
           storage::Store& store);
   void Stop();
 
+  // Its home asks this node to keep `document` (the `keep` request): it
+  // is brought in now rather than at the next round, if this node keeps it.
+  void Keep(const Listed& document) { Want(document.name, document.held); }
   // Documents to bring in: waiting, and under way.
   uint64_t behind() const { return queue_.size() + under_way_.size(); }
   // Documents brought in since the start.

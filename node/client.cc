@@ -69,12 +69,13 @@ Client::Stats Client::stats() const {
 
 codec::Result<void> Client::Share(const std::string& name, sync::Document& document,
                                   sync::ShareHandlers handlers,
-                                  std::deque<codec::Commit> unconfirmed) {
+                                  std::deque<codec::Commit> unconfirmed, bool placeholder) {
   if (entries_.count(name)) {
     return Refusal{Reason::kAlreadyShared, "\"" + name + "\" is already shared by this client"};
   }
   Entry& entry = entries_[name];
   entry.document = &document;
+  entry.placeholder = placeholder;
   entry.lifetime = document.lifetime();
   entry.handlers = std::move(handlers);
   for (codec::Commit& commit : unconfirmed) Hold(entry, std::move(commit));
@@ -208,6 +209,7 @@ void Client::Connect() {
   if (options_.frames) link_->OnFrameSeen(options_.frames);
   auto requests = sync::Requests::Open(*channel_, executor_);
   if (requests) requests_.emplace(std::move(*requests));
+  if (requests_ && options_.answers_durable) AnswerDurable();
   if (requests_ && options_.tags) node::AskTags(*requests_, *link_);
   std::weak_ptr<Client*> self = self_;
   channel_->Closed([self] {
@@ -373,6 +375,10 @@ void Client::Attach(const std::string& name, const std::function<void()>& attach
     }
     client.Answered();
     const bool holds = held->has_value();
+    if (!holds && entry.placeholder) {  // Nothing to offer: ask again in a second.
+      attached();
+      return client.AskAgain(name);
+    }
     if (!entry.document) {  // Open(): make the document from the node's root.
       if (!holds) {
         attached();
@@ -410,6 +416,7 @@ void Client::Attach(const std::string& name, const std::function<void()>& attach
       auto e = (*a)->entries_.find(name);
       if (e != (*a)->entries_.end()) {
         e->second.sending = true;
+        e->second.placeholder = false;
         (*a)->Replay(name, e->second);
       }
       if (user_ready) user_ready(document);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "node/messages.h"
 #include "sync/document.h"
 #include "sync/link.h"
 #include "sync/requests.h"
@@ -55,11 +56,24 @@ class Client {
     // How often, at most, the client asks the node to confirm durability.
     // Default: 20 ms.
     std::chrono::milliseconds confirm_every{20};
+    // The level the client asks `durable` at (node/messages.h): `local`, the
+    // node's disk (and the upstream's that orders the document, if any), or
+    // `replicas`, also a majority of the peers that keep the document in a
+    // cluster (docs/node.md "Peers"). A commit is retired from `unconfirmed`
+    // only once confirmed at this level. Default: local.
+    node::Level level = node::Level::kLocal;
     // Optional: a mark taken for each document when a confirmation is asked
-    // for, and handed back once the node confirms (a node records its store
-    // head this way, to know after a restart what its upstream has).
+    // for, and handed back once the node confirms, with the level it
+    // confirmed at (a node records its store head this way, to know after a
+    // restart what its upstream has).
     std::function<uint64_t(const std::string& name)> mark;
-    std::function<void(const std::string& name, uint64_t mark)> confirmed;
+    std::function<void(const std::string& name, uint64_t mark, node::Level level)> confirmed;
+    // Answer the node's own `durable` question (a node asks the peers that
+    // keep a document it orders, for the `replicas` level): once every
+    // frame it sent before is applied here and then stored through
+    // `link_scheduler`. Only a node's links set it. Default: false (the
+    // question is answered `missing`).
+    bool answers_durable = false;
     // Optional: the scheduler the link sends through (a node's durable
     // scheduler, so that what goes upstream is stored first). It must post
     // to the client's executor and outlive the client. Default: the
@@ -91,9 +105,13 @@ class Client {
   // document must outlive the client (or Forget()). `unconfirmed`: commits
   // the node may not have (from an earlier run), re-applied after a resync.
   // Refuses already-shared.
+  // `placeholder`: the document is an empty copy holding the place of one
+  // the node holds (a node catching up): it only ever takes the node's
+  // state, and while the node holds none it is not offered, but asked for
+  // again every second.
   codec::Result<void> Share(const std::string& name, sync::Document& document,
                             sync::ShareHandlers handlers = {},
-                            std::deque<codec::Commit> unconfirmed = {});
+                            std::deque<codec::Commit> unconfirmed = {}, bool placeholder = false);
 
   // Opens a document the node holds and this client does not: `ready` hears
   // the client-owned document once it has the node's state. no-document (or
@@ -147,8 +165,9 @@ class Client {
   size_t refused(const std::string& name) const;
   // Asks the node, within confirm_every, to confirm what it has taken,
   // whether or not anything is unconfirmed (Options::confirmed hears the
-  // marks). The client does this by itself while commits are unconfirmed.
-  void Confirm();
+  // marks), at Options::level or `at`, the higher. The client does this by
+  // itself while commits are unconfirmed.
+  void Confirm(node::Level at = node::Level::kLocal);
   // Why the node last declined to confirm ("unavailable: the node cannot
   // store writes now (...)"); empty once it confirms again. While it is set
   // the client asks again every second.
@@ -192,6 +211,7 @@ class Client {
     // none of this entry's commits (the resync would drop them).
     bool sending = false;
     bool replaying = false;
+    bool placeholder = false;  // Share's: offered never, until it has the node's state.
     // Set while it is being attached: frees its room in the resync window.
     std::function<void()> attached;
   };
@@ -204,12 +224,17 @@ class Client {
   // Queues `name` to attach; attaches what the resync window has room for.
   void Queue(const std::string& name);
   void AttachNext();
+  // Queues `name` again in a second, on this connection, if it is not
+  // shared by then.
+  void AskAgain(const std::string& name);
   void Attach(const std::string& name, const std::function<void()>& attached);
   void Watch(const std::string& name, Entry& entry);
   void Replay(const std::string& name, Entry& entry);
   void OnRefused(Entry& entry, const sync::Refused& refused);
   static void Hold(Entry& entry, codec::Commit commit);
   void Retire();
+  // Answers the node's `durable` on this connection (Options::answers_durable).
+  void AnswerDurable();
 
   boost::asio::any_io_executor executor_;
   sync::AsioScheduler scheduler_;
@@ -236,6 +261,7 @@ class Client {
   uint64_t question_ = 0;  // Numbers the durable questions asked.
   Stats retired_;          // Connections that ended.
   bool live_ = false, closed_ = false, confirm_posted_ = false, asking_ = false;
+  bool confirm_replicas_ = false;  // The next question asks at `replicas`.
   std::string confirm_error_;
 };
 

@@ -9,7 +9,8 @@
 
 namespace aweft {
 
-void Client::Confirm() {
+void Client::Confirm(node::Level at) {
+  if (at == node::Level::kReplicas) confirm_replicas_ = true;
   if (confirm_posted_ || closed_) return;
   confirm_posted_ = true;
   std::weak_ptr<Client*> self = self_;
@@ -45,7 +46,10 @@ void Client::Confirm() {
     // connection clears `asking_`; a question of before only clears its own.
     client.asking_ = true;
     const uint64_t question = ++client.question_;
-    client.links_.Post([self, marks, seqs, question, connection = client.connections_] {
+    const node::Level level =
+        client.confirm_replicas_ ? node::Level::kReplicas : client.options_.level;
+    client.confirm_replicas_ = false;
+    client.links_.Post([self, marks, seqs, question, level, connection = client.connections_] {
       auto a = self.lock();
       if (!a || !*a) return;
       Client& c = **a;
@@ -53,48 +57,84 @@ void Client::Confirm() {
         if (c.question_ == question) c.asking_ = false;
         return c.Confirm();
       }
-      c.requests_->Ask("durable", nullptr, [self, marks, seqs, question](sync::AskResult answer) {
-        auto b = self.lock();
-        if (!b || !*b) return;
-        Client& d = **b;
-        if (d.question_ == question) d.asking_ = false;
-        if (!answer) {
-          d.confirm_error_ = answer.error().reason + ": " + answer.error().message;
-          return d.Confirm();
-        }
-        if (auto durable = node::ParseDurableAnswer(*answer); !durable) {
-          d.Break(durable.error());
-          return d.Confirm();
-        }
-        d.confirm_error_.clear();
-        // The node sent its refusal of any commit this answer covers before
-        // the answer, and both were delivered here in that order (frames and
-        // answers are posted to this executor as they arrive): a refused
-        // commit has left `unconfirmed` by now, and is not retired.
-        bool more = false;
-        for (auto& [name, entry] : d.entries_) {
-          auto mark = marks.find(name);
-          const uint64_t last = mark == marks.end() ? 0 : mark->second;
-          while (!entry.unconfirmed.empty() && entry.unconfirmed.front().number <= last) {
-            entry.unconfirmed.pop_front();
-          }
-          more = more || !entry.unconfirmed.empty();
-        }
-        if (d.options_.confirmed) {
-          for (const auto& [name, seq] : seqs) {
-            // The mark would pass a commit refused unseen (past the window),
-            // which may still be pending here.
-            auto entry = d.entries_.find(name);
-            if (entry == d.entries_.end() || entry->second.refused_unknown) {
-              continue;
+      auto ask = node::DurableAskJson(level);
+      c.requests_->Ask(
+          "durable", ask, [self, marks, seqs, question, level](sync::AskResult answer) {
+            auto b = self.lock();
+            if (!b || !*b) return;
+            Client& d = **b;
+            if (d.question_ == question) d.asking_ = false;
+            if (!answer) {
+              if (level == node::Level::kReplicas) d.confirm_replicas_ = true;  // Still wanted.
+              d.confirm_error_ = answer.error().reason + ": " + answer.error().message;
+              return d.Confirm();
             }
-            d.options_.confirmed(name, seq);
-          }
-        }
-        if (more) d.Confirm();
-      });
+            if (auto durable = node::ParseDurableAnswer(*answer); !durable) {
+              d.Break(durable.error());
+              return d.Confirm();
+            }
+            d.confirm_error_.clear();
+            // The node sent its refusal of any commit this answer covers before
+            // the answer, and both were delivered here in that order (frames and
+            // answers are posted to this executor as they arrive): a refused
+            // commit has left `unconfirmed` by now, and is not retired.
+            bool more = false;
+            // Asked at Options::level or above: this answer retires.
+            for (auto& [name, entry] : d.entries_) {
+              auto mark = marks.find(name);
+              const uint64_t last = mark == marks.end() ? 0 : mark->second;
+              while (!entry.unconfirmed.empty() && entry.unconfirmed.front().number <= last) {
+                entry.unconfirmed.pop_front();
+              }
+              more = more || !entry.unconfirmed.empty();
+            }
+            if (d.options_.confirmed) {
+              for (const auto& [name, seq] : seqs) {
+                // The mark would pass a commit refused unseen (past the window),
+                // which may still be pending here.
+                auto entry = d.entries_.find(name);
+                if (entry == d.entries_.end() || entry->second.refused_unknown) {
+                  continue;
+                }
+                d.options_.confirmed(name, seq, level);
+              }
+            }
+            if (more) d.Confirm();
+          });
     });
   });
+}
+
+void Client::AskAgain(const std::string& name) {
+  auto timer = std::make_shared<boost::asio::steady_timer>(executor_, std::chrono::seconds(1));
+  std::weak_ptr<Client*> self = self_;
+  timer->async_wait([self, timer, name, connection = connections_](boost::system::error_code ec) {
+    auto alive = self.lock();
+    if (ec || !alive || !*alive) return;
+    Client& client = **alive;
+    auto it = client.entries_.find(name);
+    // A new connection attaches every entry anyway.
+    if (client.connections_ != connection || !client.requests_ || it == client.entries_.end() ||
+        it->second.shared || it->second.attached) {
+      return;
+    }
+    client.Queue(name);
+  });
+}
+
+void Client::AnswerDurable() {
+  (void)requests_->Answer(
+      [this](const std::string& name, const boost::json::value&, sync::Reply reply) {
+        if (name != "durable") {
+          return reply.SendError({codec::Spelled(codec::Reason::kMissing),
+                                  "a node's link answers only durable, not " + name,
+                                  {}});
+        }
+        // The frames the node sent before the question are applied by now (a
+        // channel delivers in order); the scheduler runs this once they are
+        // stored.
+        links_.Post([reply] { reply.SendResult(node::DurableAnswerJson()); });
+      });
 }
 
 }  // namespace aweft

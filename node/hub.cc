@@ -36,16 +36,17 @@ void Hub::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
   // One that wants state is served from above, if anything.
   const bool may_create = open.root && !open.want && may_write && AnyMatches(config_.create, name);
   auto load = [this, done](const std::string& name, const std::optional<codec::RootRef>& root,
-                           bool created) {
-    auto document = Load(name, root);
+                           bool created, bool placeholder) {
+    auto document = Load(name, root, placeholder);
     if (!document) return done(document, created);
     Loaded& loaded = loaded_[name];
     const Upstreams::Link* above = upstreams_.For(name);
     // A copy the upstream has not yet brought up to its state may be an
     // empty one made to hold its place: wait for that state, unless the
-    // upstream is out of reach (then this node's copy is the best there is)
-    // or the opener brought the state.
-    if (created || loaded.from_above || !above || !above->client->connected()) {
+    // upstream is out of reach (then this node's copy is the best there is,
+    // unless it is such a placeholder) or the opener brought the state.
+    const bool out_of_reach = !above || !above->client->connected();
+    if (created || loaded.from_above || (out_of_reach && !loaded.placeholder)) {
       ++loaded.shares;
       return done(document, created);
     }
@@ -65,15 +66,16 @@ void Hub::Open(const codec::OpenFrame& open, bool may_write, Opened done) {
           return done(Refusal{Reason::kNoDocument, "no node on the way up holds \"" + name + "\""},
                       false);
         }
-        load(name, codec::RootRef{std::string(held->first.view()), held->second}, false);
+        load(name, codec::RootRef{std::string(held->first.view()), held->second}, false, true);
       });
     }
   }
-  load(name, may_create ? open.root : std::nullopt, !existed);
+  load(name, may_create ? open.root : std::nullopt, !existed, false);
 }
 
 codec::Result<sync::Document*> Hub::Load(const std::string& name,
-                                         const std::optional<codec::RootRef>& create_root) {
+                                         const std::optional<codec::RootRef>& create_root,
+                                         bool placeholder) {
   if (auto it = loaded_.find(name); it != loaded_.end()) return it->second.document;
   const bool stored = store_.Info(name).has_value();
   if (!stored && !create_root) {
@@ -105,13 +107,26 @@ codec::Result<sync::Document*> Hub::Load(const std::string& name,
   });
   spdlog::info("event=load doc={} created={}", Quoted{name}, !stored);
   loaded.from_above = upstreams_.For(name) == nullptr;
-  upstreams_.Share(name, **document, [this, name] { FromAbove(name); });
+  loaded.placeholder = placeholder && !stored && !loaded.from_above;
+  upstreams_.Share(
+      name, **document, [this, name] { FromAbove(name); }, loaded.placeholder);
   return *document;
 }
 
 void Hub::FromAbove(const std::string& name) {
   auto it = loaded_.find(name);
   if (it == loaded_.end() || stopped_) return;
+  if (it->second.placeholder && !upstreams_.For(name)) {
+    // This node orders it now (its home failed over here) and never had
+    // its state: the empty copy must not become the document. It goes,
+    // unless something reached it; the peers that hold the document share
+    // it with this node, which takes their state.
+    ExpireWaiting(it->second, name, true);
+    it->second.abandoned = true;
+    if (DropAbandoned(name)) return;
+    it->second.abandoned = false;
+  }
+  it->second.placeholder = false;
   it->second.from_above = true;
   std::vector<Loaded::Waiting> waiting = std::move(it->second.waiting);
   it->second.waiting.clear();

@@ -58,6 +58,10 @@ class Hub final : public Documents {
     // loaded (or taken this node's): true when none orders it. Until then
     // opens wait (docs/node.md "Clusters"), up to 5 s each.
     bool from_above = true;
+    // Made here empty, with its root, to hold the place of a document an
+    // upstream orders, until that upstream's state is in (a catch-up, an
+    // open of a name held above).
+    bool placeholder = false;
     struct Waiting {
       Opened done;
       std::chrono::steady_clock::time_point until;
@@ -82,9 +86,11 @@ class Hub final : public Documents {
   void Release(const std::string& name) override;
   void Abandon(const std::string& name) override;
   // Loads `name` (shares unchanged), creating it with `create_root` when the
-  // store has none.
+  // store has none; as a `placeholder` (Loaded) for a document an upstream
+  // holds, which this node only ever fills with that upstream's state.
   codec::Result<sync::Document*> Load(const std::string& name,
-                                      const std::optional<codec::RootRef>& create_root);
+                                      const std::optional<codec::RootRef>& create_root,
+                                      bool placeholder = false);
   // The loaded document `name`, or null.
   const Loaded* Find(std::string_view name) const;
   const std::map<std::string, Loaded, std::less<>>& loaded() const { return loaded_; }

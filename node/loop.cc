@@ -8,8 +8,10 @@
 #include <boost/json/value.hpp>
 
 #include "codec/commit.h"
+#include "node/catch_up.h"
 #include "node/log.h"
 #include "node/messages.h"
+#include "node/quorum.h"
 #include "storage/format.h"
 #include "sync/tag.h"
 
@@ -38,18 +40,6 @@ Loop::~Loop() { DropLinks(); }
 
 void Loop::DropLinks() {
   for (auto& [id, connection] : connections_) connection->link.reset();
-}
-
-template <class Fn>
-void Loop::ToHome(Fn fn) {
-  asio::dispatch(node_.home, std::move(fn));
-}
-
-template <class Fn>
-void Loop::FromHome(uint64_t id, Fn fn) {
-  asio::dispatch(executor_, [this, id, fn = std::move(fn)]() mutable {
-    if (auto it = connections_.find(id); it != connections_.end()) fn(*it->second);
-  });
 }
 
 void Loop::Accept(std::unique_ptr<sync::TextChannel> channel) {
@@ -115,42 +105,14 @@ void Loop::Answer(Connection& c, const std::string& request, const json::value& 
     return reply.SendError({Spelled(Reason::kLimit), why, {}});
   }
   c.answering.push_back(reply);
-  if (request == "durable") return AnswerDurable(c, std::move(reply));
+  if (request == "durable") return AnswerDurable(c, args, std::move(reply));
   if (request == "has") return AnswerHas(c, args, std::move(reply));
   if (request == "hello") return AnswerHello(c, args, std::move(reply));
   if (request == "digest") return AnswerDigest(c, args, std::move(reply));
   if (request == "tags") return AnswerTags(c, args, std::move(reply));
   if (request == "names") return AnswerNames(c, args, std::move(reply));
+  if (request == "keep") return AnswerKeep(c, args, std::move(reply));
   reply.SendError({Spelled(Reason::kMissing), "nothing here answers " + request, {}});
-}
-
-void Loop::AnswerDurable(Connection& c, sync::Reply reply) {
-  // The disk fails writes: say so now rather than answer once it is back.
-  if (auto why = node_.hub.Unavailable()) {
-    return reply.SendError({Spelled(Reason::kUnavailable), *why, {}});
-  }
-  // Runs after every frame this connection sent before the request, with
-  // the store synced first: all they carried is stored. Then each document
-  // a node above orders must be confirmed there too (Upstreams::
-  // AwaitConfirmed), and the answer leaves behind any refusal it relayed
-  // meanwhile (RefuseLate). If the disk fails the batch, the hub answers.
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  std::vector<std::string> names;
-  for (const auto& [name, topic] : c.shared) names.push_back(name);
-  sends_.Post([this, reply, done, names = std::move(names)] {
-    ToHome([this, reply, done, names] {
-      node_.upstreams.AwaitConfirmed(names, [this, reply, done](std::optional<Refusal> why) {
-        asio::dispatch(executor_, [this, reply, done, why] {
-          sends_.Post([reply, done, why] {
-            if (done->exchange(true)) return;  // The hub answered: the disk failed.
-            if (why) return reply.SendError({Spelled(why->reason), why->message, {}});
-            reply.SendResult(DurableAnswerJson());
-          });
-        });
-      });
-    });
-  });
-  ToHome([this, reply, done] { node_.hub.AwaitDurable(reply, executor_, done); });
 }
 
 void Loop::AnswerTags(Connection& c, const json::value& args, sync::Reply reply) {
@@ -209,6 +171,7 @@ void Loop::AnswerHas(Connection& c, const json::value& args, sync::Reply reply) 
 void Loop::AnswerHello(Connection& c, const json::value& args, sync::Reply reply) {
   c.peer = true;  // Only nodes say hello.
   ToHome([this, id = c.id, ask = ParseHelloAsk(args), remote = c.remote, reply] {
+    if (ask.peer && ask.id) node_.quorum.Joined(*ask.id, *this, id);
     std::vector<std::string> path = node_.upstreams.Path();
     std::optional<sync::RequestError> cycle;
     const std::optional<std::string>& asker = ask.id;
@@ -247,6 +210,21 @@ void Loop::AnswerNames(Connection& c, const json::value& args, sync::Reply reply
     }
     FromHome(id, [reply, json = ToJson(answer)](Connection&) { reply.SendResult(json); });
   });
+}
+
+void Loop::AnswerKeep(Connection& c, const json::value& args, sync::Reply reply) {
+  std::optional<Listed> keep = ParseListed(args);
+  if (!keep) {
+    return reply.SendError({Spelled(Reason::kInvalidName),
+                            R"(keep takes {"name": N, "held": true, "root": ID, "kind": K})",
+                            {}});
+  }
+  if (!Access::CanRead(c.token, keep->name)) {
+    return reply.SendError(
+        {Spelled(Reason::kForbidden), "this token has no right to \"" + keep->name + "\"", {}});
+  }
+  ToHome([this, keep = std::move(*keep)] { node_.catch_up.Keep(keep); });
+  reply.SendResult(json::object{});
 }
 
 void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {

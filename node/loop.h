@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
@@ -28,6 +29,9 @@ namespace aweft::node {
 // What every loop of a node shares. Hub, upstreams and store are the home
 // thread's: a loop uses them in work it posts there (Hub::Unavailable()
 // excepted, which any thread may call).
+class CatchUp;
+class Quorum;
+
 struct LoopContext {
   const Config& config;
   Access& access;       // Any thread.
@@ -35,6 +39,8 @@ struct LoopContext {
   boost::asio::io_context::executor_type home;
   Hub& hub;
   Upstreams& upstreams;
+  Quorum& quorum;
+  CatchUp& catch_up;
   storage::Store& store;
   const std::atomic<bool>& stopping;
   std::atomic<uint64_t>& connection_ids;  // Unique over all loops.
@@ -98,6 +104,11 @@ class Loop {
                   const std::vector<codec::WireReason>& reasons);
   // Closes every connection after sending what is queued (shutdown).
   void CloseAll();
+  // Home thread: asks the peer on connection `id` whether it has stored
+  // `name` up to what this node sent it so far (node/quorum.h); `done`
+  // hears, on the home thread, nullopt or why not.
+  void AskStored(uint64_t id, const std::string& name,
+                 std::function<void(std::optional<std::string> why)> done);
   // Frees the links, which share documents, while those still exist.
   void DropLinks();
 
@@ -105,11 +116,17 @@ class Loop {
   // Runs `fn` on the home thread: now if this is it, else posted there
   // (asio::dispatch, the node's one way to run work on another thread).
   template <class Fn>
-  void ToHome(Fn fn);
+  void ToHome(Fn fn) {
+    boost::asio::dispatch(node_.home, std::move(fn));
+  }
   // Runs `fn` with connection `id` on this thread, if it is still open then
   // (dispatched; called from the home thread).
   template <class Fn>
-  void FromHome(uint64_t id, Fn fn);
+  void FromHome(uint64_t id, Fn fn) {
+    boost::asio::dispatch(executor_, [this, id, fn = std::move(fn)]() mutable {
+      if (auto it = connections_.find(id); it != connections_.end()) fn(*it->second);
+    });
+  }
 
   // Ends a connection at once with a link fault.
   void Refuse(Connection& connection, const codec::Refusal& why);
@@ -118,7 +135,8 @@ class Loop {
   void AnswerHas(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerHello(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerNames(Connection& connection, const boost::json::value& args, sync::Reply reply);
-  void AnswerDurable(Connection& connection, sync::Reply reply);
+  void AnswerKeep(Connection& connection, const boost::json::value& args, sync::Reply reply);
+  void AnswerDurable(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerTags(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void AnswerDigest(Connection& connection, const boost::json::value& args, sync::Reply reply);
   void OnOpen(Connection& connection, const codec::OpenFrame& open);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "codec/commit.h"
 #include "sync/snapshot.h"
@@ -108,13 +109,22 @@ NamesAsk ParseNamesAsk(const json::value& args) {
   return ask;
 }
 
+json::value ToJson(const Listed& listed) {
+  json::object entry = HasAnswerJson(listed.held).as_object();
+  entry["name"] = listed.name;
+  return entry;
+}
+
+std::optional<Listed> ParseListed(const json::value& entry) {
+  const json::string* name = TextAt(entry.if_object(), "name");
+  auto held = ParseHasAnswer(entry);
+  if (!name || !held || !*held) return std::nullopt;
+  return Listed{std::string(std::string_view(*name)), **held};
+}
+
 json::value ToJson(const NamesAnswer& answer) {
   json::array documents;
-  for (const Listed& listed : answer.documents) {
-    json::object entry = HasAnswerJson(listed.held).as_object();
-    entry["name"] = listed.name;
-    documents.push_back(std::move(entry));
-  }
+  for (const Listed& listed : answer.documents) documents.push_back(ToJson(listed));
   return json::object{{"documents", std::move(documents)}, {"more", answer.more}};
 }
 
@@ -130,10 +140,9 @@ codec::Result<NamesAnswer> ParseNamesAnswer(const json::value& result) {
   NamesAnswer answer;
   answer.more = more->get_bool();
   for (const json::value& entry : documents->get_array()) {
-    const json::string* name = TextAt(entry.if_object(), "name");
-    auto held = ParseHasAnswer(entry);
-    if (!name || !held || !*held) return NotAnAnswer("names", kShape);
-    answer.documents.push_back({std::string(std::string_view(*name)), **held});
+    auto listed = ParseListed(entry);
+    if (!listed) return NotAnAnswer("names", kShape);
+    answer.documents.push_back(std::move(*listed));
   }
   return answer;
 }
@@ -191,6 +200,24 @@ void AskTags(sync::Requests& requests, sync::Link& link) {
     const json::string* agreed = TextAt(object, "algorithm");
     if (agreed && *agreed == sync::kTagAlgorithm) link.UseTags();
   });
+}
+
+std::string_view LevelName(Level level) { return level == Level::kLocal ? "local" : "replicas"; }
+
+json::value DurableAskJson(Level level) {
+  if (level == Level::kLocal) return nullptr;  // As every node before levels asks.
+  return json::object{{"level", LevelName(level)}};
+}
+
+codec::Result<Level> ParseDurableAsk(const json::value& args) {
+  const json::object* object = args.if_object();
+  const json::value* level = object ? object->if_contains("level") : nullptr;
+  if (!level || level->is_null()) return Level::kLocal;
+  for (Level known : {Level::kLocal, Level::kReplicas}) {
+    if (level->is_string() && level->get_string() == LevelName(known)) return known;
+  }
+  return Refusal{Reason::kInvalidValue, "durable's level is " + json::serialize(*level) +
+                                            R"(. Ask {"level": "local"} or {"level": "replicas"})"};
 }
 
 json::value DurableAnswerJson() { return json::object{{"durable", true}}; }

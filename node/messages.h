@@ -51,6 +51,11 @@ struct Listed {
   std::string name;
   Held held;
 };
+// One of them: {"name": N, "held": true, "root": ID, "kind": K}; also the
+// arguments of keep (its home asks each peer that keeps a document to
+// bring it in now, answered {}). Nullopt when it is not one.
+boost::json::value ToJson(const Listed& listed);
+std::optional<Listed> ParseListed(const boost::json::value& entry);
 struct NamesAnswer {
   std::vector<Listed> documents;
   bool more = false;
@@ -100,7 +105,14 @@ boost::json::value TagsAnswerJson(bool agreed);
 // answer then).
 void AskTags(sync::Requests& requests, sync::Link& link);
 
-// durable (no arguments): {"durable": true} once all sent before is stored.
+// durable {"level": L}: {"durable": true} once all sent before is stored
+// at that level (docs/node.md "Requests"): `local`, this node's disk and
+// the upstream's that orders each document (no arguments: local);
+// `replicas`, also a majority of the cluster.replicas peers that keep it.
+enum class Level { kLocal, kReplicas };
+std::string_view LevelName(Level level);
+boost::json::value DurableAskJson(Level level);
+codec::Result<Level> ParseDurableAsk(const boost::json::value& args);
 boost::json::value DurableAnswerJson();
 codec::Result<void> ParseDurableAnswer(const boost::json::value& result);
 

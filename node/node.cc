@@ -196,10 +196,11 @@ Node::Node(Config config, asio::io_context& io)
   }
   upstreams_ =
       std::make_unique<Upstreams>(config_, io_, *store_, *link_scheduler_, upstream_tls, meters_);
+  quorum_ = std::make_unique<Quorum>(config_, io_, *upstreams_);
   hub_ = std::make_unique<Hub>(config_, io_, *store_, *link_scheduler_, *upstreams_);
   catch_up_ = std::make_unique<CatchUp>(config_, io_, *hub_, *upstreams_, *store_);
   context_.reset(new LoopContext{config_, access_, meters_, io_.get_executor(), *hub_, *upstreams_,
-                                 *store_, stopping_, connection_ids_});
+                                 *quorum_, *catch_up_, *store_, stopping_, connection_ids_});
   home_ = std::make_unique<Loop>(0, *context_, io_.get_executor(), *link_scheduler_, nullptr);
   home_->set_documents(*hub_);
   for (size_t i = 1; i < config_.threads; ++i) {

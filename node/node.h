@@ -18,6 +18,7 @@
 #include "node/durable.h"
 #include "node/hub.h"
 #include "node/loop.h"
+#include "node/quorum.h"
 #include "node/shard.h"
 #include "node/upstreams.h"
 #include "storage/store.h"
@@ -92,6 +93,7 @@ class Node {
   sync::AsioScheduler channel_scheduler_;
   std::unique_ptr<DurableScheduler> link_scheduler_;
   std::unique_ptr<Upstreams> upstreams_;
+  std::unique_ptr<Quorum> quorum_;
   std::unique_ptr<Hub> hub_;  // After upstreams_, which it shares documents with.
   std::unique_ptr<CatchUp> catch_up_;
   std::atomic<bool> stopping_{false};

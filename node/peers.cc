@@ -25,15 +25,35 @@ void Upstreams::SetHomeReady() {
   Relink();
 }
 
-bool Upstreams::Keeps(std::string_view name) const {
-  if (config_.peers.empty()) return false;
+std::vector<std::string> Upstreams::Keepers(std::string_view name) const {
+  if (config_.peers.empty()) return {};
   std::vector<std::string> ids{config_.node_id};
   for (const auto& link : links_) {
     if (link->peer && !link->self && !link->id.empty()) ids.push_back(link->id);
   }
-  const std::vector<std::string> replicas =
-      Replicas(name, std::move(ids), config_.cluster.replicas);
-  return std::find(replicas.begin(), replicas.end(), config_.node_id) != replicas.end();
+  return Replicas(name, std::move(ids), config_.cluster.replicas);
+}
+
+bool Upstreams::Keeps(std::string_view name) const {
+  const std::vector<std::string> keepers = Keepers(name);
+  return std::find(keepers.begin(), keepers.end(), config_.node_id) != keepers.end();
+}
+
+void Upstreams::AskToKeep(const std::string& name, const sync::Document& document) {
+  const std::vector<std::string> keepers = Keepers(name);
+  const Listed keep{name, {document.root().id(), document.root().kind()}};
+  for (const auto& link : links_) {
+    if (link->self || link->id.empty() || !link->client->connected() ||
+        std::find(keepers.begin(), keepers.end(), link->id) == keepers.end()) {
+      continue;
+    }
+    link->client->Ask("keep", ToJson(keep), [url = link->config.url](sync::AskResult answer) {
+      if (!answer) {
+        spdlog::debug("event=keep-asked url={} detail={}", url,
+                      Quoted{answer.error().reason + ": " + answer.error().message});
+      }
+    });
+  }
 }
 
 void Upstreams::LearnedId(Link& link, const std::string& id) {

@@ -58,13 +58,22 @@ void Upstreams::Dial(const Upstream& upstream, bool peer, boost::asio::io_contex
   // within 2 ms, one question at a time, rather than every 20 ms.
   options.confirm_every = std::chrono::milliseconds(2);
   options.mark = [this](const std::string& name) { return store_.Head(name); };
-  options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq) {
+  options.confirmed = [this, url = upstream.url](const std::string& name, uint64_t seq,
+                                                 Level level) {
+    // `replicas` implies `local`; only `local` marks are kept for a restart
+    // (they say what to send again).
+    if (level == Level::kReplicas) {
+      uint64_t& replicated = replicated_[{url, name}];
+      replicated = std::max(replicated, seq);
+    }
     uint64_t& mark = confirmed_[{url, name}];
-    if (seq <= mark) return;
-    mark = seq;
-    SaveConfirmed();
+    if (seq > mark) {
+      mark = seq;
+      SaveConfirmed();
+    }
     Settle(/*expire=*/false);
   };
+  options.answers_durable = true;  // A peer that orders asks, for `replicas` (node/quorum.h).
   options.broken = [this, url = upstream.url, kind](const codec::Refusal& why) {
     meters_.faults.Add(1, {codec::Spelled(why.reason), "remote"});
     spdlog::warn(
@@ -129,11 +138,12 @@ std::vector<std::string> Upstreams::Path() const {
 }
 
 void Upstreams::Share(const std::string& name, sync::Document& document,
-                      std::function<void()> ready) {
+                      std::function<void()> ready, bool placeholder) {
   Link* link = For(name);
-  shared_[name] = {link, &document, ready};
+  shared_[name] = {link, &document, ready, placeholder};
   if (!config_.peers.empty() && View() != view_) relink_due_ = true;
-  if (link) ShareWith(*link, name, document, std::move(ready));
+  if (link) return ShareWith(*link, name, document, std::move(ready));
+  if (!config_.peers.empty()) AskToKeep(name, document);
 }
 
 void Upstreams::ShareWith(Link& target, const std::string& name, sync::Document& document,
@@ -167,14 +177,26 @@ void Upstreams::ShareWith(Link& target, const std::string& name, sync::Document&
   handlers.fault = [this](const std::string& reason, const std::string&) {
     meters_.TopicEnded(reason, "remote");
   };
-  handlers.ready = [ready = std::move(ready)](sync::Document&) {
+  handlers.ready = [this, name, ready = std::move(ready)](sync::Document&) {
+    if (auto it = shared_.find(name); it != shared_.end()) it->second.placeholder = false;
     if (ready) ready();
   };
-  (void)link->client->Share(name, document, std::move(handlers), std::move(unconfirmed));
+  auto shared = shared_.find(name);
+  const bool placeholder = shared != shared_.end() && shared->second.placeholder;
+  (void)link->client->Share(name, document, std::move(handlers), std::move(unconfirmed),
+                            placeholder);
 }
 
-void Upstreams::AwaitConfirmed(const std::vector<std::string>& names, Confirmed done) {
-  Awaiting wait{{}, std::move(done), std::chrono::steady_clock::now() + std::chrono::seconds(5)};
+bool Upstreams::Confirmed(const Link& link, const std::string& name, Level level,
+                          uint64_t seq) const {
+  const auto& marks = level == Level::kReplicas ? replicated_ : confirmed_;
+  auto it = marks.find({link.config.url, name});
+  return it != marks.end() && it->second >= seq;
+}
+
+void Upstreams::AwaitConfirmed(const std::vector<std::string>& names, Level level,
+                               ConfirmedFn done) {
+  Awaiting wait{{}, level, std::move(done), std::chrono::steady_clock::now() + kConfirmWithin};
   for (const std::string& name : names) {
     Link* link = For(name);
     if (!link) continue;  // This node orders it.
@@ -182,10 +204,9 @@ void Upstreams::AwaitConfirmed(const std::vector<std::string>& names, Confirmed 
       return wait.done(NotConfirmed(*link, name, "is not connected"));
     }
     const uint64_t head = store_.Head(name);
-    auto it = confirmed_.find({link->config.url, name});
-    if (it != confirmed_.end() && it->second >= head) continue;
+    if (Confirmed(*link, name, level, head)) continue;
     wait.marks.push_back({link, name, head});
-    link->client->Confirm();
+    link->client->Confirm(level);
   }
   if (wait.marks.empty()) return wait.done(std::nullopt);
   awaiting_.push_back(std::move(wait));
@@ -193,11 +214,10 @@ void Upstreams::AwaitConfirmed(const std::vector<std::string>& names, Confirmed 
 
 void Upstreams::Settle(bool expire) {
   const auto now = std::chrono::steady_clock::now();
-  std::vector<std::pair<Confirmed, std::optional<codec::Refusal>>> answers;
+  std::vector<std::pair<ConfirmedFn, std::optional<codec::Refusal>>> answers;
   std::erase_if(awaiting_, [&](Awaiting& wait) {
     std::erase_if(wait.marks, [&](const Awaiting::Mark& mark) {
-      auto it = confirmed_.find({mark.link->config.url, mark.name});
-      return it != confirmed_.end() && it->second >= mark.seq;
+      return Confirmed(*mark.link, mark.name, wait.level, mark.seq);
     });
     std::optional<codec::Refusal> why;
     if (!wait.marks.empty()) {
@@ -206,7 +226,11 @@ void Upstreams::Settle(bool expire) {
       if (closed_ || !mark.link->client->connected()) {
         why = NotConfirmed(*mark.link, mark.name, "is not connected");
       } else if (now >= wait.until) {
-        why = NotConfirmed(*mark.link, mark.name, "has not confirmed it within 5 s");
+        // Its last refusal says why (a majority of replicas not reached).
+        const std::string& error = mark.link->client->confirm_error();
+        why = NotConfirmed(*mark.link, mark.name,
+                           "has not confirmed it within 5 s" +
+                               (error.empty() ? std::string() : " (" + error + ")"));
       } else {
         return false;
       }

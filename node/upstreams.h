@@ -77,13 +77,18 @@ class Upstreams {
   // (of this node and every peer whose id it knows, live or not), and so
   // keeps it loaded; false without peers.
   bool Keeps(std::string_view name) const;
+  // The ids of those peers, this node's among them if it is one; empty
+  // without peers.
+  std::vector<std::string> Keepers(std::string_view name) const;
   // This node's id, then the paths of its upstreams.
   std::vector<std::string> Path() const;
   // Shares a document just loaded with its upstream, if it has one: what
   // the upstream has not confirmed is re-applied after its state. `ready`
   // hears each time the document holds the upstream's state again (or the
   // upstream took this node's, having none).
-  void Share(const std::string& name, sync::Document& document, std::function<void()> ready);
+  // A `placeholder` (Hub::Loaded) only ever takes the upstream's state.
+  void Share(const std::string& name, sync::Document& document, std::function<void()> ready,
+             bool placeholder);
   // Stops sharing `name` with every upstream (it was evicted or deleted).
   void Forget(const std::string& name);
   // Closes every upstream link (shutdown).
@@ -94,8 +99,11 @@ class Upstreams {
   // "Clusters"); at once for a name no upstream orders. With why not
   // instead (`unavailable`) when that upstream is not connected, or has not
   // confirmed within 5 s. Asks the upstreams to confirm now.
-  using Confirmed = std::function<void(std::optional<codec::Refusal> why)>;
-  void AwaitConfirmed(const std::vector<std::string>& names, Confirmed done);
+  // At `replicas` (node/messages.h), that upstream, their home, confirms
+  // a majority of the document's replicas hold it too (node/quorum.h).
+  using ConfirmedFn = std::function<void(std::optional<codec::Refusal> why)>;
+  static constexpr std::chrono::seconds kConfirmWithin{5};
+  void AwaitConfirmed(const std::vector<std::string>& names, Level level, ConfirmedFn done);
   // Called with each commit an upstream refuses (after this node took it),
   // to refuse it to its writer too. Set once, before the first Share.
   using Refusals = std::function<void(const std::string& name, const codec::Commit& commit,
@@ -110,6 +118,10 @@ class Upstreams {
             sync::Scheduler& links, std::shared_ptr<boost::asio::ssl::context> tls);
   void ShareWith(Link& link, const std::string& name, sync::Document& document,
                  std::function<void()> ready);
+  // This node orders `name`: the other peers that keep it are asked to
+  // bring it in now (`keep`), so that it is on its replicas from its first
+  // write rather than from their next catch-up round.
+  void AskToKeep(const std::string& name, const sync::Document& document);
   // Whether `peer` may be home: its link is up, or has been down for less
   // than cluster.failover_ms.
   bool Live(const Link& peer, std::chrono::steady_clock::time_point now) const;
@@ -128,6 +140,8 @@ class Upstreams {
   void ScheduleHello();
   void LoadConfirmed();
   void SaveConfirmed();
+  // Whether `link` confirmed `name` up to store seq `seq` at `level`.
+  bool Confirmed(const Link& link, const std::string& name, Level level, uint64_t seq) const;
   // Answers the AwaitConfirmed calls now confirmed; with `expire`, also
   // those whose upstream is gone or that waited too long.
   void Settle(bool expire);
@@ -140,6 +154,8 @@ class Upstreams {
   std::vector<std::unique_ptr<Link>> links_;
   // Per (upstream url, document): the store seq the upstream has confirmed.
   std::map<std::pair<std::string, std::string>, uint64_t> confirmed_;
+  // The same at `replicas` (not kept across restarts).
+  std::map<std::pair<std::string, std::string>, uint64_t> replicated_;
   boost::asio::steady_timer hello_;
   Refusals on_refused_;
   // The documents shared (Share, until Forget), and the link each went to.
@@ -147,6 +163,7 @@ class Upstreams {
     Link* link = nullptr;
     sync::Document* document = nullptr;
     std::function<void()> ready;
+    bool placeholder = false;  // Until the first `ready`.
   };
   std::map<std::string, SharedDocument, std::less<>> shared_;
   std::vector<std::string> view_;  // View() at the last Relink.
@@ -159,7 +176,8 @@ class Upstreams {
       uint64_t seq;
     };
     std::vector<Mark> marks;  // Still to be confirmed.
-    Confirmed done;
+    Level level;
+    ConfirmedFn done;
     std::chrono::steady_clock::time_point until;
   };
   std::vector<Awaiting> awaiting_;

@@ -14,7 +14,9 @@
 #include <optional>
 #include <string>
 
+#include "node/catch_up.h"
 #include "node/messages.h"
+#include "node/quorum.h"
 #include "node/shard.h"
 #include "sync/asio_scheduler.h"
 #include "sync/document.h"
@@ -33,9 +35,11 @@ using codec::Reason;
 class LoopFixture : public testing::HubFixture {
  public:
   explicit LoopFixture(Config config = {}) : HubFixture(std::move(config)) {
-    context_ =
-        std::make_unique<LoopContext>(LoopContext{config_, access_, meters_, io_.get_executor(),
-                                                  *hub_, *upstreams_, *store_, stopping_, ids_});
+    quorum_ = std::make_unique<Quorum>(config_, io_, *upstreams_);
+    catch_up_ = std::make_unique<CatchUp>(config_, io_, *hub_, *upstreams_, *store_);
+    context_ = std::make_unique<LoopContext>(
+        LoopContext{config_, access_, meters_, io_.get_executor(), *hub_, *upstreams_, *quorum_,
+                    *catch_up_, *store_, stopping_, ids_});
     loop_ = std::make_unique<Loop>(0, *context_, io_.get_executor(), *durable_, nullptr);
     loop_->set_documents(*hub_);
   }
@@ -120,6 +124,8 @@ class LoopFixture : public testing::HubFixture {
                  config_.limits.max_connections_per_address};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> ids_{1};
+  std::unique_ptr<Quorum> quorum_;
+  std::unique_ptr<CatchUp> catch_up_;
   std::unique_ptr<LoopContext> context_;
   std::unique_ptr<Loop> loop_;
   std::unique_ptr<Shard> shard_;
@@ -280,6 +286,21 @@ TEST_CASE("a loop answers has, hello and durable, and names what is malformed",
     auto bad = f.Ask(c, "has", args);
     REQUIRE_FALSE(bad);
     CHECK(bad.error().reason == codec::Spelled(Reason::kInvalidName));
+  }
+  for (json::value args : {json::value(json::object{{"level", "everywhere"}}),
+                           json::value(json::object{{"level", 2}})}) {
+    auto bad = f.Ask(c, "durable", args);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().reason == codec::Spelled(Reason::kInvalidValue));
+  }
+  auto unkept = f.Ask(c, "keep", json::object{{"name", "x"}});
+  REQUIRE_FALSE(unkept);
+  CHECK(unkept.error().reason == codec::Spelled(Reason::kInvalidName));
+  // Without peers, `replicas` is `local`: this node is all there is.
+  for (Level level : {Level::kLocal, Level::kReplicas}) {
+    auto durable = f.Ask(c, "durable", DurableAskJson(level));
+    REQUIRE(durable);
+    CHECK(ParseDurableAnswer(*durable));
   }
   auto unknown = f.Ask(c, "teleport", nullptr);
   REQUIRE_FALSE(unknown);

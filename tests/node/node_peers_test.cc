@@ -149,13 +149,34 @@ struct Peers {
   std::vector<std::unique_ptr<NodeProcess>> nodes;
 };
 
+// Every link from one peer to another through a proxy the test can cut;
+// a node's link to itself goes direct.
+struct Proxies {
+  explicit Proxies(boost::asio::io_context& io) : io(io) {}
+  Peers::Url Urls() {
+    return [this](int from, int to, uint16_t port) {
+      if (from == to) return Peers::Direct(from, to, port);
+      auto& proxy = at[{from, to}];
+      proxy = std::make_unique<LinkProxy>(io, port);
+      return proxy->url();
+    };
+  }
+  void Restore() {
+    for (auto& [ends, proxy] : at) proxy->Restore();
+  }
+
+  boost::asio::io_context& io;
+  std::map<std::pair<int, int>, std::unique_ptr<LinkProxy>> at;  // By (from, to).
+};
+
 // "board": {"list": []}, made by a client of node 0 and opened by a client
 // of each other node; copies[c] is client c's.
 struct Board {
-  Board(boost::asio::io_context& io, Peers& peers) : io(io) {
+  Board(boost::asio::io_context& io, Peers& peers, Level level = Level::kLocal) : io(io) {
     for (auto& node : peers.nodes) {
       aweft::Client::Options options;
       options.url = node->url();
+      options.level = level;
       clients.push_back(std::make_unique<aweft::Client>(io.get_executor(), options));
     }
     copies.assign(clients.size(), nullptr);
@@ -406,16 +427,22 @@ TEST_CASE("a peer whose data directory was deleted gets every document back from
   REQUIRE(peers.Make(io, kDocuments, name));
   // R = 3 of three peers: each keeps every document. Node 1 loses its disk.
   for (int d = 0; d < kDocuments; ++d) {
+    INFO(name(d));
     CHECK(Poll(
-        io, [&] { return peers.State(1, name(d)) == peers.State(0, name(d)); },
+        io,
+        [&] {
+          const std::string at0 = peers.State(0, name(d));
+          return at0.find("\"v\":" + std::to_string(d)) != std::string::npos &&
+                 peers.State(1, name(d)) == at0;
+        },
         std::chrono::seconds(25)));
   }
   peers.nodes[1]->Kill();
   std::filesystem::remove_all(dir.path() + "/" + Peers::Id(1));
   peers.nodes[1]->Start(peers.ports[1]);
   for (int d = 0; d < kDocuments; ++d) {
-    INFO(name(d));
     const std::string want = peers.State(0, name(d));
+    INFO(name(d) << " at node 0: " << want);
     CHECK(want.find("\"v\":" + std::to_string(d)) != std::string::npos);
     CHECK(Poll(
         io, [&] { return peers.State(1, name(d)) == want; }, std::chrono::seconds(15)));
@@ -426,15 +453,8 @@ TEST_CASE("a peer cut off from the two others while clients write on both sides:
           "[node][cluster][peers]") {
   TempDir dir;
   boost::asio::io_context io;
-  // Every link between two peers goes through a proxy the test can cut.
-  std::map<std::pair<int, int>, std::unique_ptr<LinkProxy>> proxies;
-  Peers peers(dir.path(), 3, {"--set", "cluster.failover_ms=500"},
-              [&](int from, int to, uint16_t port) {
-                if (from == to) return Peers::Direct(from, to, port);
-                auto& proxy = proxies[{from, to}];
-                proxy = std::make_unique<LinkProxy>(io, port);
-                return proxy->url();
-              });
+  Proxies proxies(io);
+  Peers peers(dir.path(), 3, {"--set", "cluster.failover_ms=500"}, proxies.Urls());
   REQUIRE(peers.AllLive(io));
 
   Board board(io, peers);
@@ -458,12 +478,12 @@ TEST_CASE("a peer cut off from the two others while clients write on both sides:
   for (int i = 0; i < 10; ++i) write(i);
   // Node 0 alone on one side, 1 and 2 on the other; each side orders the
   // document once failover_ms has passed, and confirms its clients' writes.
-  for (auto& [ends, proxy] : proxies) {
+  for (auto& [ends, proxy] : proxies.at) {
     if (ends.first == 0 || ends.second == 0) proxy->Cut();
   }
   for (int i = 10; i < 20; ++i) write(i);
   CHECK(RunUntil(io, confirmed, std::chrono::milliseconds(10000)));
-  for (auto& [ends, proxy] : proxies) proxy->Restore();
+  proxies.Restore();
   for (int i = 20; i < kRounds; ++i) write(i);
   REQUIRE(RunUntil(
       io, [&] { return board.Settled(); }, std::chrono::milliseconds(30000)));
@@ -475,6 +495,68 @@ TEST_CASE("a peer cut off from the two others while clients write on both sides:
     CHECK(Poll(
         io, [&] { return peers.State(n, "board") == at0; }, std::chrono::seconds(10)));
   }
+}
+
+TEST_CASE("the replicas level confirms once a majority of a document's replicas stored it",
+          "[node][cluster][peers]") {
+  TempDir dir;
+  boost::asio::io_context io;
+  Proxies proxies(io);
+  // No failover while links are cut: the home stays home.
+  Peers peers(dir.path(), 3, {"--set", "cluster.failover_ms=60000"}, proxies.Urls());
+  REQUIRE(peers.AllLive(io));
+  const std::vector<std::string> ranked = Rank("board", peers.Ids());
+  const int home = ranked[0].back() - '0', second = ranked[1].back() - '0',
+            third = ranked[2].back() - '0';
+  INFO("board ranks " << ranked[0] << " " << ranked[1] << " " << ranked[2]);
+
+  Board board(io, peers, Level::kReplicas);
+  REQUIRE(board.Open());
+  auto confirmed = [&](int c) {
+    return RunUntil(
+        io, [&] { return board.clients[c]->unconfirmed("board") == 0; },
+        std::chrono::milliseconds(10000));
+  };
+  for (int c = 0; c < 3; ++c) REQUIRE(board.Push(c, 0));
+  for (int c = 0; c < 3; ++c) CHECK(confirmed(c));
+
+  // The third replica no longer hears the home: home and second are two of
+  // three, a majority.
+  proxies.at[{third, home}]->Cut();
+  REQUIRE(board.Push(second, 1));
+  REQUIRE(board.Push(home, 1));
+  CHECK(confirmed(second));
+  CHECK(confirmed(home));
+
+  // Nor does the second: one of three. The home stores a write but does
+  // not confirm it at `replicas`, and says why; at `local` it confirms.
+  proxies.at[{second, home}]->Cut();
+  REQUIRE(board.Push(home, 2));
+  CHECK(RunUntil(
+      io, [&] { return !board.clients[home]->confirm_error().empty(); },
+      std::chrono::milliseconds(10000)));
+  const std::string why = board.clients[home]->confirm_error();
+  INFO(why);
+  CHECK(why.starts_with("unavailable: \"board\" is stored on 1 of its 3 replicas"));
+  CHECK(board.clients[home]->unconfirmed("board") == 1);
+  aweft::Client::Options options;
+  options.url = peers.nodes[home]->url();
+  aweft::Client local(io.get_executor(), options);
+  Document* opened = nullptr;
+  local.Open("board", [&](Document& doc) { opened = &doc; });
+  REQUIRE(RunUntil(io, [&] { return opened != nullptr; }));
+  REQUIRE(opened->Set(opened->root(), "local", true));
+  CHECK(RunUntil(io, [&] { return local.unconfirmed("board") == 0; }));
+  CHECK(board.clients[home]->unconfirmed("board") == 1);
+
+  // Back: the write is confirmed, and every copy holds each push once.
+  proxies.Restore();
+  CHECK(confirmed(home));
+  REQUIRE(RunUntil(
+      io, [&] { return board.Settled(); }, std::chrono::milliseconds(30000)));
+  const std::string wrong = board.NotOnce(1);
+  INFO("pushes not held once:" << wrong);
+  CHECK(wrong.empty());
 }
 
 }  // namespace

@@ -480,7 +480,9 @@ TEST_CASE("a confirmation covers only the commits sent before its question",
   options.url = node.url();
   options.link_scheduler = &gate;
   options.mark = [&](const std::string&) { return head; };
-  options.confirmed = [&](const std::string&, uint64_t seq) { confirmed.push_back(seq); };
+  options.confirmed = [&](const std::string&, uint64_t seq, node::Level) {
+    confirmed.push_back(seq);
+  };
   aweft::Client client(f.io.get_executor(), options);
   auto flowing = [&] {
     gate.RunUntilIdle();
