@@ -112,6 +112,8 @@ void Quorum::Joined(const std::string& id, Loop& loop, uint64_t connection) {
 void Quorum::Await(const std::vector<std::string>& names, Upstreams::ConfirmedFn done) {
   auto wait = std::make_shared<Wait>(io_);
   wait->done = std::move(done);
+  // Counted whole before the first ask, whose answer may come at once.
+  std::vector<std::pair<std::string, std::string>> asks;  // (name, id)
   for (const std::string& name : names) {
     if (upstreams_.For(name)) continue;  // Its home confirmed it (AwaitConfirmed).
     const std::vector<std::string> keepers = upstreams_.Keepers(name);
@@ -130,9 +132,10 @@ void Quorum::Await(const std::vector<std::string>& names, Upstreams::ConfirmedFn
         continue;
       }
       ++count.asked;
-      Ask(wait, name, id);
+      asks.emplace_back(name, id);
     }
   }
+  for (const auto& [name, id] : asks) Ask(wait, name, id);
   wait->timer.expires_after(Upstreams::kConfirmWithin);
   wait->timer.async_wait([wait](boost::system::error_code ec) {
     if (!ec) Decide(*wait, true);
