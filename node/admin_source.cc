@@ -226,8 +226,19 @@ admin::Later NodeAdmin::State(std::string_view name, std::optional<uint64_t> at)
   const uint64_t seq = at.value_or(node_.store().Head(name));
   auto state = StateOf(name, seq, !at);
   if (!state) return admin::Now(state.error());
-  return [name = std::string(name), seq, state = std::move(*state)]() -> admin::Answer {
+  // Among peers, where it lives (docs/node.md "Peers").
+  json::object placement;
+  if (!node_.config().peers.empty()) {
+    const Upstreams::Link* home = node_.upstreams().For(name);
+    placement["home"] = home ? home->id : node_.config().node_id;
+    json::array replicas;
+    for (const std::string& id : node_.upstreams().Keepers(name)) replicas.emplace_back(id);
+    placement["replicas"] = std::move(replicas);
+  }
+  return [name = std::string(name), seq, state = std::move(*state),
+          placement = std::move(placement)]() -> admin::Answer {
     json::object out{{"name", name}, {"seq", seq}};
+    for (auto& [key, value] : placement) out[key] = value;
     for (auto& [key, value] : StateToJson(state)) out[key] = value;
     return out;
   };

@@ -107,12 +107,15 @@ struct Peers {
       // After the share: a commit to confirm, so the wait means stored.
       if (!made.back()->Set(made.back()->root(), "v", static_cast<double>(d))) return false;
     }
-    return RunUntil(io, [&] {
-      for (int d = 0; d < count; ++d) {
-        if (!at(d).connected() || at(d).unconfirmed(name(d)) != 0) return false;
-      }
-      return true;
-    });
+    return RunUntil(
+        io,
+        [&] {
+          for (int d = 0; d < count; ++d) {
+            if (!at(d).connected() || at(d).unconfirmed(name(d)) != 0) return false;
+          }
+          return true;
+        },
+        std::chrono::milliseconds(15000));
   }
 
   // The ids of the peers, in order.
@@ -145,6 +148,20 @@ struct Peers {
     if (got.status != 200) return "status " + std::to_string(got.status);
     boost::json::value state = boost::json::parse(got.body);
     return boost::json::serialize(state.at("observables"));
+  }
+
+  // Where node `i` says the document lives: "home=ID replicas=A,B".
+  std::string Placement(int i, const std::string& name) {
+    auto got = admin::HttpRequest(nodes[i]->admin_url(), "GET", "/v1/documents/" + name, "", "",
+                                  std::chrono::seconds(5));
+    if (got.status != 200) return "status " + std::to_string(got.status);
+    const boost::json::value state = boost::json::parse(got.body);
+    std::string out = "home=" + std::string(state.at("home").as_string()) + " replicas=";
+    for (const auto& id : state.at("replicas").as_array()) {
+      out +=
+          std::string(id.as_string()) + (&id == &state.at("replicas").as_array().back() ? "" : ",");
+    }
+    return out;
   }
 
   std::vector<uint16_t> ports;
@@ -366,6 +383,11 @@ TEST_CASE("every document ends on its replicas with no client open, wherever it 
           std::chrono::milliseconds(25000)));
     }
     CHECK(states[0] == states[1]);
+    // Both place it so, and say so.
+    for (int r = 0; r < 2; ++r) {
+      CHECK(peers.Placement(replicas[r].back() - '0', name(d)) ==
+            "home=" + replicas[0] + " replicas=" + replicas[0] + "," + replicas[1]);
+    }
   }
   CHECK(elsewhere > 0);  // The case the test is for happened.
 }
@@ -395,12 +417,15 @@ TEST_CASE("a document's home killed under writes: writes go on elsewhere, and it
     if (i == 45) {
       // With the home down past failover_ms, another peer orders the
       // document: what the other nodes' clients wrote is confirmed.
-      CHECK(RunUntil(io, [&] {
-        for (int c = 0; c < 3; ++c) {
-          if (c != home && board.clients[c]->unconfirmed("board") != 0) return false;
-        }
-        return true;
-      }));
+      CHECK(RunUntil(
+          io,
+          [&] {
+            for (int c = 0; c < 3; ++c) {
+              if (c != home && board.clients[c]->unconfirmed("board") != 0) return false;
+            }
+            return true;
+          },
+          std::chrono::milliseconds(15000)));
       CHECK(peers.PeerStates((home + 1) % 3).find(home_id + "=down") != std::string::npos);
       peers.nodes[home]->Start(peers.ports[home]);
     }
