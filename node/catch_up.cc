@@ -33,7 +33,9 @@ void CatchUp::Stop() {
 }
 
 void CatchUp::Tick() {
-  timer_.expires_after(std::chrono::milliseconds(100));
+  // While documents are behind, the next are brought in as soon as one is
+  // in (at most kAtOnce at a time); else ten looks a second.
+  timer_.expires_after(std::chrono::milliseconds(behind() > 0 ? 5 : 100));
   timer_.async_wait([this](boost::system::error_code ec) {
     if (ec || stopped_) return;
     const auto now = std::chrono::steady_clock::now();

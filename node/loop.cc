@@ -235,8 +235,10 @@ void Loop::OnOpen(Connection& c, const codec::OpenFrame& open) {
     return Decline(c, open, Refusal{Reason::kInvalidName, checked.error().message});
   }
   // Opens still on their way count: on a shard, the home thread answers
-  // them on a later turn, and a burst would pass the bound.
-  if (c.shared.size() + c.opening >= config_.limits.max_topics_per_link) {
+  // them on a later turn, and a burst would pass the bound. Another node's
+  // link carries every document it shares with this one (a peer, each it
+  // keeps that is homed here): it is not held to it.
+  if (!c.peer && c.shared.size() + c.opening >= config_.limits.max_topics_per_link) {
     return Decline(c, open,
                    Refusal{Reason::kLimit, std::to_string(c.shared.size() + c.opening) +
                                                " documents are shared or being opened on this "

@@ -25,20 +25,6 @@ using sync::Document;
 
 std::vector<std::string> Upstream(const NodeProcess& above) { return {"--upstream", above.url()}; }
 
-// `count` loopback ports free now: each bound at once (so all differ), then
-// released for the nodes to take.
-std::vector<uint16_t> FreePorts(int count) {
-  boost::asio::io_context io;
-  std::vector<boost::asio::ip::tcp::acceptor> held;
-  std::vector<uint16_t> ports;
-  for (int i = 0; i < count; ++i) {
-    held.emplace_back(
-        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    ports.push_back(held.back().local_endpoint().port());
-  }
-  return ports;
-}
-
 TEST_CASE(
     "a chain of three nodes with clients at both ends converges, and a killed "
     "middle node loses nothing confirmed",

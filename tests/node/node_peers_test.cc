@@ -52,15 +52,8 @@ struct Peers {
   }
 
   Peers(const std::string& dir, int count, std::vector<std::string> extra = {},
-        const Url& url = Direct) {
-    boost::asio::io_context io;
-    std::vector<boost::asio::ip::tcp::acceptor> held;
-    for (int i = 0; i < count; ++i) {
-      held.emplace_back(
-          io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-      ports.push_back(held.back().local_endpoint().port());
-    }
-    held.clear();
+        const Url& url = Direct)
+      : ports(FreePorts(count)) {
     for (int i = 0; i < count; ++i) {
       std::vector<std::string> args{"--node-id", Id(i), "--log-level", "info"};
       args.insert(args.end(), extra.begin(), extra.end());

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -208,6 +209,20 @@ inline uint64_t RssKiB(pid_t pid) {
 }
 
 // Runs `io` until `done` holds or `limit` passes; returns whether it held.
+// `count` loopback ports free now, all held until each is known, so that
+// nodes can be told each other's before any starts.
+inline std::vector<uint16_t> FreePorts(int count) {
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::acceptor> held;
+  std::vector<uint16_t> ports;
+  for (int i = 0; i < count; ++i) {
+    held.emplace_back(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    ports.push_back(held.back().local_endpoint().port());
+  }
+  return ports;
+}
+
 inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
                      std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
